@@ -1,0 +1,167 @@
+/** Users and their API tokens. */
+import type { Database, Queryable } from '../storage/db.ts';
+import { hashesEqual, newSecretKey, newTokenSecret, parseBearer, sha256Hex } from './secrets.ts';
+import { PRODUCTS, type Product } from '../credits/products.ts';
+
+export interface AuthenticatedUser {
+  id: number;
+  tokenId: number;
+}
+
+export interface UserView {
+  id: number;
+  name: string;
+  email: string;
+  credits: number;
+  created_at: string;
+  updated_at: string;
+  balances: Record<Product, number>;
+}
+
+/** ISO 8601 UTC with microseconds and Z, as Laravel 8 serialises dates. */
+export const ISO_MICROS = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
+export const isoColumn = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', ${ISO_MICROS})`;
+
+export class AccountStore {
+  readonly db: Database;
+  /** Sanctum updates last_used_at on every request; we write it at most once a minute per token. */
+  private readonly lastTouched = new Map<number, number>();
+
+  constructor(db: Database) {
+    this.db = db;
+  }
+
+  /** Resolves a bearer value to its user, or null (unknown, malformed or revoked). */
+  async authenticate(bearer: string): Promise<AuthenticatedUser | null> {
+    const parsed = parseBearer(bearer);
+    if (!parsed) return null;
+    const hash = sha256Hex(parsed.secret);
+    const rows =
+      parsed.id === null
+        ? await this.db.query<{ id: number; user_id: number; token_hash: string }>(
+            'SELECT id, user_id, token_hash FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL',
+            [hash],
+          )
+        : await this.db.query<{ id: number; user_id: number; token_hash: string }>(
+            'SELECT id, user_id, token_hash FROM api_tokens WHERE id = $1 AND revoked_at IS NULL',
+            [parsed.id],
+          );
+    const row = rows[0];
+    if (!row || !hashesEqual(row.token_hash, hash)) return null;
+    this.touch(row.id);
+    return { id: Number(row.user_id), tokenId: Number(row.id) };
+  }
+
+  private touch(tokenId: number): void {
+    const now = Date.now();
+    if (now - (this.lastTouched.get(tokenId) ?? 0) < 60_000) return;
+    this.lastTouched.set(tokenId, now);
+    this.db.query('UPDATE api_tokens SET last_used_at = clock_timestamp() WHERE id = $1', [tokenId]).catch(() => {});
+  }
+
+  async createUser(input: { name: string; email: string; isOwner?: boolean }): Promise<{ id: number; token: string; secret_key: string }> {
+    const secretKey = newSecretKey();
+    return this.db.transaction(async (tx) => {
+      const [user] = await tx.query<{ id: number }>(
+        'INSERT INTO users (name, email, secret_key_hash, is_owner) VALUES ($1, $2, $3, $4) RETURNING id',
+        [input.name, input.email, sha256Hex(secretKey), input.isOwner ?? false],
+      );
+      for (const product of PRODUCTS) {
+        await tx.query('INSERT INTO balances (user_id, product, balance) VALUES ($1, $2, 0)', [user.id, product]);
+      }
+      const token = await insertToken(tx, user.id, 'default');
+      return { id: Number(user.id), token, secret_key: secretKey };
+    });
+  }
+
+  async userCount(): Promise<number> {
+    const [row] = await this.db.query<{ n: number }>('SELECT count(*)::int AS n FROM users');
+    return row.n;
+  }
+
+  async userExists(userId: number): Promise<boolean> {
+    return (await this.db.query('SELECT 1 FROM users WHERE id = $1', [userId])).length > 0;
+  }
+
+  async emailTaken(email: string, exceptUserId?: number): Promise<boolean> {
+    const rows = await this.db.query('SELECT 1 FROM users WHERE lower(email) = lower($1) AND id <> $2', [email, exceptUserId ?? 0]);
+    return rows.length > 0;
+  }
+
+  async checkSecretKey(userId: number, secretKey: string): Promise<boolean> {
+    const [row] = await this.db.query<{ secret_key_hash: string }>('SELECT secret_key_hash FROM users WHERE id = $1', [userId]);
+    return !!row && hashesEqual(row.secret_key_hash, sha256Hex(secretKey));
+  }
+
+  async updateEmail(userId: number, email: string): Promise<void> {
+    await this.db.query('UPDATE users SET email = $2, updated_at = clock_timestamp() WHERE id = $1', [userId, email]);
+  }
+
+  async view(userId: number): Promise<UserView | null> {
+    const rows = await this.db.query<{
+      id: number;
+      name: string;
+      email: string;
+      created_at: string;
+      updated_at: string;
+      product: Product;
+      balance: number;
+    }>(
+      `SELECT u.id, u.name, u.email, ${isoColumn('u.created_at')} AS created_at, ${isoColumn('u.updated_at')} AS updated_at,
+              b.product, b.balance
+         FROM users u LEFT JOIN balances b ON b.user_id = u.id
+        WHERE u.id = $1`,
+      [userId],
+    );
+    if (rows.length === 0) return null;
+    const balances = Object.fromEntries(PRODUCTS.map((p) => [p, 0])) as Record<Product, number>;
+    for (const row of rows) if (row.product) balances[row.product] = Number(row.balance);
+    const first = rows[0];
+    return {
+      id: Number(first.id),
+      name: first.name,
+      email: first.email,
+      credits: balances.scraping,
+      created_at: first.created_at,
+      updated_at: first.updated_at,
+      balances,
+    };
+  }
+
+  async createToken(userId: number, name = 'default'): Promise<{ id: number; token: string }> {
+    const token = await insertToken(this.db, userId, name);
+    return { id: Number(token.split('|')[0]), token };
+  }
+
+  async revokeToken(tokenId: number): Promise<boolean> {
+    const rows = await this.db.query(
+      'UPDATE api_tokens SET revoked_at = clock_timestamp() WHERE id = $1 AND revoked_at IS NULL RETURNING id',
+      [tokenId],
+    );
+    return rows.length > 0;
+  }
+
+  async listTokens(userId: number) {
+    return this.db.query<{ id: number; name: string; created_at: string; last_used_at: string | null; revoked_at: string | null }>(
+      `SELECT id, name, ${isoColumn('created_at')} AS created_at, ${isoColumn('last_used_at')} AS last_used_at,
+              ${isoColumn('revoked_at')} AS revoked_at
+         FROM api_tokens WHERE user_id = $1 ORDER BY id`,
+      [userId],
+    );
+  }
+
+  async listUsers() {
+    return this.db.query<{ id: number; name: string; email: string; created_at: string }>(
+      `SELECT id, name, email, ${isoColumn('created_at')} AS created_at FROM users ORDER BY id`,
+    );
+  }
+}
+
+async function insertToken(db: Queryable, userId: number, name: string): Promise<string> {
+  const secret = newTokenSecret();
+  const [row] = await db.query<{ id: number }>(
+    'INSERT INTO api_tokens (user_id, name, token_hash) VALUES ($1, $2, $3) RETURNING id',
+    [userId, name, sha256Hex(secret)],
+  );
+  return `${row.id}|${secret}`;
+}

@@ -1,0 +1,90 @@
+/**
+ * Starting and stopping the whole service: storage, migrations, the first owner account, the
+ * hold sweeper, the admin socket (embedded mode) and the HTTP server. Used by `gleaner serve`
+ * and by the integration tests, which run the real server on loopback.
+ */
+import { readFileSync } from 'node:fs';
+import type { Server } from 'node:net';
+import type { Config } from './config.ts';
+import { createPlatformServices, type Services } from './services.ts';
+import { buildServer, type GleanerServer } from './http/server.ts';
+import { ENDPOINTS } from './endpoints/table.ts';
+import { listenAdminSocket } from './operator/admin-socket.ts';
+import { lockDataDir } from './storage/data-dir-lock.ts';
+import type { Endpoint } from './endpoints/types.ts';
+
+export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+
+export interface RunningService {
+  url: string;
+  services: Services;
+  server: GleanerServer;
+  /** Set on the first start of an empty database: shown once, never stored in clear. */
+  owner?: { id: number; token: string; secret_key: string };
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  endpoints?: readonly Endpoint[];
+  logger?: boolean | object;
+  /** Create the owner account on an empty database (default true). */
+  bootstrapOwner?: boolean;
+}
+
+export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
+  const embedded = !config.databaseUrl;
+  const unlock = embedded ? lockDataDir(config.dataDir) : () => {};
+  let services: Services | undefined;
+  let adminSocket: Server | undefined;
+  try {
+    services = await createPlatformServices(config);
+    const owner =
+      options.bootstrapOwner !== false && (await services.accounts.userCount()) === 0
+        ? await services.accounts.createUser({ name: 'Owner', email: config.ownerEmail, isOwner: true })
+        : undefined;
+
+    const server = await buildServer(services, { endpoints: options.endpoints ?? ENDPOINTS, version: VERSION, logger: options.logger });
+    if (embedded) adminSocket = await listenAdminSocket(services, config.dataDir);
+
+    const ledger = services.ledger;
+    const sweeper = setInterval(() => {
+      ledger.sweepExpiredHolds().then(
+        (released) => released && server.app.log.warn({ released }, 'released credit holds left by a process that stopped'),
+        (error) => server.app.log.error({ err: error }, 'sweeping expired holds failed'),
+      );
+    }, config.sweepIntervalMs);
+    sweeper.unref();
+    await ledger.sweepExpiredHolds();
+
+    const address = await server.app.listen({ host: config.host, port: config.port });
+    const url = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1');
+
+    let closing: Promise<void> | null = null;
+    const ready = services;
+    return {
+      url,
+      services: ready,
+      server,
+      owner,
+      close() {
+        closing ??= (async () => {
+          clearInterval(sweeper);
+          adminSocket?.close();
+          // Stop accepting, let requests in flight finish; past the grace period abort them,
+          // which releases their holds through the pipeline.
+          const grace = setTimeout(() => server.inFlight.abortAll('The server is shutting down.'), config.shutdownGraceMs);
+          await server.app.close();
+          clearTimeout(grace);
+          await ready.close();
+          unlock();
+        })();
+        return closing;
+      },
+    };
+  } catch (error) {
+    adminSocket?.close();
+    await services?.close().catch(() => {});
+    unlock();
+    throw error;
+  }
+}

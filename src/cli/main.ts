@@ -1,0 +1,97 @@
+/**
+ * `gleaner <command>`: the operator's command line (contract §8).
+ * Embedded mode: when a server holds DATA_DIR, commands go through its admin socket; otherwise
+ * the CLI opens the database itself (and holds the lock while it does). PostgreSQL mode: the
+ * CLI connects directly, whatever servers are running.
+ */
+import { ConfigError, loadConfig } from '../config.ts';
+import { createPlatformServices } from '../services.ts';
+import { OperatorError, runOperatorCommand, UsageError, USAGE } from '../operator/commands.ts';
+import { sendAdminCommand } from '../operator/admin-socket.ts';
+import { DataDirBusyError, lockDataDir } from '../storage/data-dir-lock.ts';
+import { startService } from '../app.ts';
+
+function print(result: unknown, json: boolean): void {
+  if (json) {
+    process.stdout.write(JSON.stringify(result) + '\n');
+    return;
+  }
+  if (Array.isArray(result) && result.every((r) => typeof r === 'object' && r !== null)) console.table(result);
+  else console.log(JSON.stringify(result, null, 2));
+}
+
+async function serve(): Promise<void> {
+  const config = loadConfig();
+  const service = await startService(config);
+  if (service.owner) {
+    process.stdout.write(
+      [
+        '',
+        'First start: created the owner account. These are shown once and stored only as hashes:',
+        `  user id:    ${service.owner.id}`,
+        `  API token:  ${service.owner.token}`,
+        `  secret key: ${service.owner.secret_key}`,
+        `Give it credits with: gleaner credits grant --user ${service.owner.id} --product scraping --amount 1000`,
+        '',
+      ].join('\n') + '\n',
+    );
+  }
+  service.server.app.log.info({ url: service.url, database: service.services.db.kind }, 'gleaner is serving');
+  const stop = (signal: string) => {
+    service.server.app.log.info({ signal }, 'shutting down');
+    service.close().then(
+      () => process.exit(0),
+      (error) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
+
+async function operator(argv: string[]): Promise<unknown> {
+  const config = loadConfig();
+  if (!config.databaseUrl) {
+    const reply = await sendAdminCommand(config.dataDir, argv);
+    if (reply) {
+      if (reply.ok) return reply.result;
+      throw reply.usage ? new UsageError(reply.error) : new OperatorError(reply.error);
+    }
+  }
+  const unlock = config.databaseUrl ? () => {} : lockDataDir(config.dataDir);
+  try {
+    const services = await createPlatformServices(config, { migrate: argv[0] !== 'migrate' });
+    try {
+      return await runOperatorCommand(services, argv);
+    } finally {
+      await services.close();
+    }
+  } finally {
+    unlock();
+  }
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const json = argv.includes('--json');
+  try {
+    if (argv.length === 0 || argv[0] === 'help' || argv[0] === '--help' || argv[0] === '-h') {
+      console.log(USAGE);
+      return argv.length === 0 ? 2 : 0;
+    }
+    if (argv[0] === 'serve') {
+      await serve();
+      return -1; // keeps running
+    }
+    print(await operator(argv), json);
+    return 0;
+  } catch (error) {
+    const usage = error instanceof UsageError;
+    const known = usage || error instanceof OperatorError || error instanceof ConfigError || error instanceof DataDirBusyError;
+    const message = known ? (error as Error).message : `Unexpected error: ${(error as Error).stack ?? error}`;
+    if (json) process.stdout.write(JSON.stringify({ error: message }) + '\n');
+    else console.error(message);
+    return usage ? 2 : 1;
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * Credit balances, holds and the ledger (contract §3).
+ *
+ * A request first HOLDS its maximum cost: one conditional UPDATE takes the credits out of the
+ * available balance only if enough are there, so concurrent requests can never overdraw (the
+ * CHECK (balance >= 0) constraint is the backstop). After the work the hold is SETTLED exactly
+ * once: the hold row is deleted, the actual cost is kept and the rest goes back. A process that
+ * dies leaves its hold behind; the sweeper returns it once `expires_at` passes.
+ * Every movement is a ledger row with a unique (reference, kind), so the balance can always be
+ * recomputed from the ledger and a retried settlement never charges twice.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Database, Queryable } from '../storage/db.ts';
+import type { Product } from './products.ts';
+
+export interface HoldRequest {
+  requestId: string;
+  userId: number;
+  product: Product;
+  /** Fewest credits the request may need: below this the hold is refused (403). */
+  min: number;
+  /** Most credits it may need: held when the balance allows, else the whole balance. */
+  max: number;
+}
+
+export interface HistoryRecord {
+  userId: number;
+  requestId: string;
+  method: string;
+  endpoint: string;
+  product: Product | null;
+  status: number;
+  durationMs: number;
+  params: Record<string, unknown>;
+}
+
+export class CreditLedger {
+  readonly db: Database;
+  readonly holdTtlSeconds: number;
+
+  constructor(db: Database, options: { holdTtlSeconds: number }) {
+    this.db = db;
+    this.holdTtlSeconds = options.holdTtlSeconds;
+  }
+
+  /** Holds up to `max` credits (at least `min`); returns the amount held, or 0 when refused. */
+  async hold(request: HoldRequest): Promise<number> {
+    const rows = await this.db.query<{ held: number }>(
+      `WITH cur AS (
+         SELECT user_id, product, LEAST($4::bigint, balance) AS held
+           FROM balances WHERE user_id = $2 AND product = $3 AND balance >= $5::bigint FOR UPDATE),
+       taken AS (
+         UPDATE balances b SET balance = b.balance - cur.held
+           FROM cur WHERE b.user_id = cur.user_id AND b.product = cur.product AND cur.held > 0
+         RETURNING cur.held),
+       h AS (
+         INSERT INTO credit_holds (request_id, user_id, product, amount, expires_at)
+         SELECT $1, $2, $3, held, clock_timestamp() + make_interval(secs => $6) FROM taken),
+       l AS (
+         INSERT INTO credit_ledger (user_id, product, kind, delta, reference)
+         SELECT $2, $3, 'hold', -held, $1 FROM taken)
+       SELECT held FROM taken`,
+      [request.requestId, request.userId, request.product, request.max, Math.max(1, request.min), this.holdTtlSeconds],
+    );
+    return rows.length ? Number(rows[0].held) : 0;
+  }
+
+  /**
+   * Settles a hold: keeps `charge` credits (capped at the amount held) and returns the rest.
+   * `charge` 0 is a full release. When `history` is given it is recorded in the same statement.
+   * Returns the credits charged (0 if the hold was already settled or swept).
+   */
+  async settle(requestId: string, charge: number, history?: HistoryRecord): Promise<number> {
+    const rows = await this.db.query<{ charged: number }>(
+      `WITH h AS (
+         DELETE FROM credit_holds WHERE request_id = $1 RETURNING user_id, product, amount),
+       c AS (
+         SELECT user_id, product, amount, LEAST($2::bigint, amount) AS charged FROM h),
+       b AS (
+         UPDATE balances SET balance = balances.balance + (c.amount - c.charged)
+           FROM c WHERE balances.user_id = c.user_id AND balances.product = c.product),
+       l AS (
+         INSERT INTO credit_ledger (user_id, product, kind, delta, charged, reference)
+         SELECT user_id, product, CASE WHEN charged > 0 THEN 'capture' ELSE 'release' END, amount - charged, charged, $1
+           FROM c)
+       ${history ? `, r AS (${HISTORY_INSERT_FROM_C})` : ''}
+       SELECT charged FROM c`,
+      history ? [requestId, charge, ...historyParams(history)] : [requestId, charge],
+    );
+    return rows.length ? Number(rows[0].charged) : 0;
+  }
+
+  /** Records a history row for a request that held nothing (422, 403, 429...). */
+  async record(history: HistoryRecord): Promise<void> {
+    await this.db.query(
+      `INSERT INTO request_history (user_id, request_id, method, endpoint, product, status, credits, duration_ms, params)
+       VALUES ($2, $1, $3, $4, $5, $6, 0, $7, $8)`,
+      [history.requestId, ...historyParams(history)],
+    );
+  }
+
+  /** Returns holds whose process never settled them. Returns how many were released. */
+  async sweepExpiredHolds(): Promise<number> {
+    const rows = await this.db.query(
+      `WITH h AS (
+         DELETE FROM credit_holds WHERE expires_at < clock_timestamp() RETURNING request_id, user_id, product, amount),
+       b AS (
+         UPDATE balances SET balance = balances.balance + s.amount
+           FROM (SELECT user_id, product, sum(amount) AS amount FROM h GROUP BY user_id, product) s
+          WHERE balances.user_id = s.user_id AND balances.product = s.product),
+       l AS (
+         INSERT INTO credit_ledger (user_id, product, kind, delta, reference)
+         SELECT user_id, product, 'expire', amount, request_id FROM h)
+       SELECT request_id FROM h`,
+    );
+    return rows.length;
+  }
+
+  async balance(userId: number, product: Product): Promise<number | null> {
+    const [row] = await this.db.query<{ balance: number }>('SELECT balance FROM balances WHERE user_id = $1 AND product = $2', [userId, product]);
+    return row ? Number(row.balance) : null;
+  }
+
+  async balances(userId: number): Promise<Array<{ product: Product; balance: number; held: number; plan: string | null }>> {
+    const rows = await this.db.query<{ product: Product; balance: number; held: number; plan: string | null }>(
+      `SELECT b.product, b.balance, COALESCE(sum(h.amount), 0)::bigint AS held, b.plan
+         FROM balances b LEFT JOIN credit_holds h ON h.user_id = b.user_id AND h.product = b.product
+        WHERE b.user_id = $1 GROUP BY b.product, b.balance, b.plan ORDER BY b.product`,
+      [userId],
+    );
+    return rows.map((r) => ({ product: r.product, balance: Number(r.balance), held: Number(r.held), plan: r.plan }));
+  }
+
+  /** Adds credits (operator grant). Returns the new balance. */
+  async grant(userId: number, product: Product, amount: number, note = 'operator grant'): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      const [row] = await tx.query<{ balance: number }>(
+        'UPDATE balances SET balance = balance + $3 WHERE user_id = $1 AND product = $2 RETURNING balance',
+        [userId, product, amount],
+      );
+      await tx.query(
+        `INSERT INTO credit_ledger (user_id, product, kind, delta, reference, note) VALUES ($1, $2, 'grant', $3, $4, $5)`,
+        [userId, product, amount, randomUUID(), note],
+      );
+      return Number(row.balance);
+    });
+  }
+
+  /**
+   * Sets what the user may spend to `amount` (operator `credits set`, plan renewal: no roll-over).
+   * Credits held by requests in flight count against it, so that when they settle the user has
+   * spent at most `amount` since the reset.
+   */
+  async setTo(userId: number, product: Product, amount: number, kind: 'set' | 'renew', plan?: string | null, tx?: Queryable): Promise<number> {
+    const run = async (q: Queryable) => {
+      const [cur] = await q.query<{ balance: number; held: number }>(
+        `SELECT b.balance,
+                (SELECT COALESCE(sum(amount), 0) FROM credit_holds h WHERE h.user_id = b.user_id AND h.product = b.product)::bigint AS held
+           FROM balances b WHERE b.user_id = $1 AND b.product = $2 FOR UPDATE`,
+        [userId, product],
+      );
+      const target = Math.max(0, amount - Number(cur.held));
+      const delta = target - Number(cur.balance);
+      await q.query(
+        `UPDATE balances SET balance = $3${plan !== undefined ? ', plan = $4' : ''} WHERE user_id = $1 AND product = $2`,
+        plan !== undefined ? [userId, product, target, plan] : [userId, product, target],
+      );
+      await q.query(
+        `INSERT INTO credit_ledger (user_id, product, kind, delta, reference, note) VALUES ($1, $2, $3, $4, $5, $6)`,
+        [userId, product, kind, delta, randomUUID(), plan ? `plan ${plan}` : null],
+      );
+      return target;
+    };
+    return tx ? run(tx) : this.db.transaction(run);
+  }
+
+  /** Recomputes balances from the ledger: the audit that must always match `balances`. */
+  async recompute(userId?: number): Promise<Array<{ user_id: number; product: Product; stored: number; ledger: number }>> {
+    const rows = await this.db.query<{ user_id: number; product: Product; stored: number; ledger: number }>(
+      `SELECT b.user_id, b.product, b.balance AS stored, COALESCE(sum(l.delta), 0)::bigint AS ledger
+         FROM balances b LEFT JOIN credit_ledger l ON l.user_id = b.user_id AND l.product = b.product
+        WHERE $1::bigint IS NULL OR b.user_id = $1
+        GROUP BY b.user_id, b.product, b.balance ORDER BY b.user_id, b.product`,
+      [userId ?? null],
+    );
+    return rows.map((r) => ({ user_id: Number(r.user_id), product: r.product, stored: Number(r.stored), ledger: Number(r.ledger) }));
+  }
+}
+
+/** The history columns, in the order both inserts number their parameters. */
+function historyParams(h: HistoryRecord): unknown[] {
+  return [h.userId, h.method, h.endpoint, h.product, h.status, h.durationMs, JSON.stringify(h.params)];
+}
+
+const HISTORY_INSERT_FROM_C = `
+  INSERT INTO request_history (user_id, request_id, method, endpoint, product, status, credits, duration_ms, params)
+  SELECT $3, $1, $4, $5, $6, $7, COALESCE((SELECT charged FROM c), 0), $8, $9
+    FROM (SELECT 1) one`;

@@ -1,0 +1,136 @@
+/** Account endpoints (contract §2, §4): profile and balances, e-mail change, request history. */
+import { httpErrors } from '../http/errors.ts';
+import { between, custom, email, integer, min, required, string } from '../validation/rules.ts';
+import type { Endpoint } from './types.ts';
+
+const userExample = {
+  user: {
+    id: 1,
+    name: 'Ada',
+    email: 'ada@example.com',
+    credits: 10000,
+    created_at: '2026-11-22T10:15:30.123456Z',
+    updated_at: '2026-11-22T10:15:30.123456Z',
+    balances: { scraping: 10000, extraction: 55000, blockchain: 0 },
+  },
+};
+
+export const getMe: Endpoint = {
+  method: 'GET',
+  path: '/me',
+  summary: 'Profile and credit balances',
+  description: '`credits` is the scraping balance; `balances` lists all three products.',
+  tag: 'Account',
+  input: 'query',
+  schema: { fields: {} },
+  history: false,
+  success: { status: 200, description: 'The user.', example: userExample },
+  async handler({ user, services }) {
+    const view = await services.accounts.view(user.id);
+    if (!view) throw httpErrors.unauthenticated();
+    return { body: { user: view } };
+  },
+};
+
+export const patchMe: Endpoint<{ email: string; secret_key: string }> = {
+  method: 'PATCH',
+  path: '/me',
+  summary: 'Change the e-mail address',
+  description: 'Needs the account secret key. At most 6 attempts a minute per token.',
+  tag: 'Account',
+  input: 'body',
+  schema: {
+    fields: {
+      email: { rules: [required(), string(), email()], example: 'new@example.com' },
+      secret_key: { rules: [required(), string()], secret: true },
+    },
+  },
+  throttle: { maxAttempts: 6, windowSeconds: 60, per: 'token' },
+  history: false,
+  success: { status: 200, description: 'The updated user.', example: userExample },
+  errors: [429],
+  async handler({ input, user, services }) {
+    const errors: Record<string, string[]> = {};
+    if (await services.accounts.emailTaken(input.email, user.id)) errors.email = ['The email has already been taken.'];
+    if (!(await services.accounts.checkSecretKey(user.id, input.secret_key))) errors.secret_key = ['The secret key is incorrect.'];
+    if (Object.keys(errors).length) throw httpErrors.validation(errors);
+    await services.accounts.updateEmail(user.id, input.email);
+    return { body: { user: await services.accounts.view(user.id) } };
+  },
+};
+
+export const listRequests: Endpoint<{ page: number; per_page: number; endpoint?: string; status?: number }> = {
+  method: 'GET',
+  path: '/requests',
+  summary: 'Request history',
+  description: 'Newest first, simple pagination (no total), optional filters by endpoint path and HTTP status.',
+  tag: 'Account',
+  input: 'query',
+  schema: {
+    fields: {
+      page: { rules: [integer(), min(1)], default: 1 },
+      per_page: { rules: [integer(), between(1, 100)], default: 15 },
+      endpoint: { rules: [string()], description: 'Exact path, e.g. /v1/pdf', example: '/v1/pdf' },
+      status: { rules: [integer(), custom('status', (v) => Number(v) >= 100 && Number(v) <= 599, 'The status must be an HTTP status code.')] },
+    },
+  },
+  history: false,
+  success: {
+    status: 200,
+    description: "Laravel's simplePaginate shape.",
+    example: {
+      current_page: 1,
+      data: [
+        {
+          id: 42,
+          request_id: '0b8f…',
+          method: 'POST',
+          endpoint: '/v1/pdf',
+          product: 'extraction',
+          status: 200,
+          credits: 3,
+          duration_ms: 812,
+          params: { url: 'https://example.com/a.pdf' },
+          created_at: '2026-11-22T10:15:30.123456Z',
+        },
+      ],
+      first_page_url: 'http://localhost:8080/requests?page=1',
+      from: 1,
+      next_page_url: null,
+      path: 'http://localhost:8080/requests',
+      per_page: 15,
+      prev_page_url: null,
+      to: 1,
+    },
+  },
+  async handler({ input, user, services, routeUrl }) {
+    const { rows, hasMore } = await services.history.page(user.id, {
+      page: input.page,
+      perPage: input.per_page,
+      endpoint: input.endpoint,
+      status: input.status,
+    });
+    const link = (page: number) => {
+      const query = new URLSearchParams();
+      if (input.endpoint) query.set('endpoint', input.endpoint);
+      if (input.status !== undefined) query.set('status', String(input.status));
+      if (input.per_page !== 15) query.set('per_page', String(input.per_page));
+      query.set('page', String(page));
+      return `${routeUrl}?${query}`;
+    };
+    const from = rows.length ? (input.page - 1) * input.per_page + 1 : null;
+    return {
+      body: {
+        current_page: input.page,
+        data: rows,
+        first_page_url: link(1),
+        from,
+        next_page_url: hasMore ? link(input.page + 1) : null,
+        path: routeUrl,
+        per_page: input.per_page,
+        prev_page_url: input.page > 1 ? link(input.page - 1) : null,
+        to: from === null ? null : from + rows.length - 1,
+      },
+    };
+  },
+};

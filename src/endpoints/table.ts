@@ -1,0 +1,9 @@
+/**
+ * THE endpoint table: path → request schema → product → cost → handler. The server registers
+ * exactly these routes, runs each through the metered pipeline, and generates /openapi.json
+ * from the same rows.
+ */
+import type { Endpoint } from './types.ts';
+import { getMe, listRequests, patchMe } from './account.ts';
+
+export const ENDPOINTS: readonly Endpoint[] = [getMe, patchMe, listRequests];

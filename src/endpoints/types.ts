@@ -1,0 +1,59 @@
+/** The shape of one row of the endpoint table (src/endpoints/table.ts). */
+import type { FastifyBaseLogger } from 'fastify';
+import type { Schema } from '../validation/schema.ts';
+import type { Product } from '../credits/products.ts';
+import type { PriceTable } from '../credits/prices.ts';
+import type { AuthenticatedUser } from '../accounts/store.ts';
+import type { Services } from '../services.ts';
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+/** Credits a request may need: held before the work (403 when the balance is below `min`). */
+export interface CostRange {
+  min: number;
+  max: number;
+}
+
+export interface EndpointContext<I = Record<string, any>> {
+  input: I;
+  user: AuthenticatedUser;
+  requestId: string;
+  /** Aborted when the client goes away or the server shuts down: stop and throw. */
+  signal: AbortSignal;
+  services: Services;
+  /** Credits held for this request (0 on unbilled routes). A result's `cost` may not exceed it. */
+  held: number;
+  /** Absolute URL of this route, for links in the answer (pagination). */
+  routeUrl: string;
+  log: FastifyBaseLogger;
+}
+
+export interface EndpointResult {
+  status?: number;
+  body: unknown;
+  /** Credits to charge when the answer is a success; defaults to the held amount. */
+  cost?: number;
+}
+
+export interface Endpoint<I = Record<string, any>> {
+  method: HttpMethod;
+  path: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  /** Where the input comes from: the JSON body (merged over the query string) or the query. */
+  input: 'body' | 'query';
+  schema: Schema;
+  billing?: {
+    product: Product;
+    cost(input: I, prices: PriceTable): CostRange | number;
+  };
+  throttle?: { maxAttempts: number; windowSeconds: number; per: 'user' | 'token' };
+  /** Recorded in request history (every /v1 route). */
+  history: boolean;
+  handler(context: EndpointContext<I>): Promise<EndpointResult>;
+  /** For the OpenAPI document: what a success looks like. */
+  success: { status: number; description: string; example?: unknown };
+  /** Error statuses this route can answer besides 401/422/500, for the docs. */
+  errors?: number[];
+}

@@ -1,0 +1,47 @@
+/** Request history (contract §4): read side. Rows are written by the metered pipeline. */
+import type { Database } from '../storage/db.ts';
+import { isoColumn } from '../accounts/store.ts';
+
+export interface HistoryRow {
+  id: number;
+  request_id: string;
+  method: string;
+  endpoint: string;
+  product: string | null;
+  status: number;
+  credits: number;
+  duration_ms: number;
+  params: Record<string, unknown>;
+  created_at: string;
+}
+
+export class HistoryStore {
+  readonly db: Database;
+
+  constructor(db: Database) {
+    this.db = db;
+  }
+
+  /** One page, newest first, plus whether a next page exists (simple pagination: no count). */
+  async page(userId: number, options: { page: number; perPage: number; endpoint?: string; status?: number }) {
+    const rows = await this.db.query<HistoryRow>(
+      `SELECT id, request_id, method, endpoint, product, status, credits, duration_ms, params, ${isoColumn('created_at')} AS created_at
+         FROM request_history
+        WHERE user_id = $1
+          AND ($2::text IS NULL OR endpoint = $2)
+          AND ($3::int IS NULL OR status = $3)
+        ORDER BY id DESC
+        LIMIT $4 OFFSET $5`,
+      [userId, options.endpoint ?? null, options.status ?? null, options.perPage + 1, (options.page - 1) * options.perPage],
+    );
+    const hasMore = rows.length > options.perPage;
+    return {
+      rows: rows.slice(0, options.perPage).map((r) => ({
+        ...r,
+        id: Number(r.id),
+        params: typeof r.params === 'string' ? JSON.parse(r.params) : r.params,
+      })),
+      hasMore,
+    };
+  }
+}

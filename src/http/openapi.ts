@@ -1,0 +1,72 @@
+/** The OpenAPI 3.1 document, generated from the endpoint table's schemas. */
+import { toJsonSchema } from '../validation/schema.ts';
+import type { Endpoint } from '../endpoints/types.ts';
+
+const messageBody = (example: string) => ({
+  'application/json': { schema: { type: 'object', properties: { message: { type: 'string' } } }, example: { message: example } },
+});
+
+const COMMON_ERRORS: Record<number, { description: string; example: string }> = {
+  400: { description: 'The input could not be processed (see the message).', example: 'Unable to download the file.' },
+  401: { description: 'Missing, malformed, unknown or revoked token.', example: 'Unauthenticated.' },
+  403: { description: 'The balance is lower than the cost.', example: 'You do not have enough credits to perform this action.' },
+  404: { description: 'Nothing was found.', example: 'Not found.' },
+  429: { description: 'Too many attempts in the window; see Retry-After.', example: 'Too Many Attempts.' },
+  502: { description: 'The upstream did not answer usefully; nothing was charged.', example: 'The search engine did not answer, please retry.' },
+};
+
+export function buildOpenApi(endpoints: readonly Endpoint[], info: { version: string }) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const endpoint of endpoints) {
+    const schema = toJsonSchema(endpoint.schema);
+    const responses: Record<string, unknown> = {
+      [endpoint.success.status]: {
+        description: endpoint.success.description,
+        content: { 'application/json': endpoint.success.example === undefined ? {} : { example: endpoint.success.example } },
+      },
+      401: { description: COMMON_ERRORS[401].description, content: messageBody(COMMON_ERRORS[401].example) },
+      422: {
+        description: 'Validation failed: every failing rule of every field is listed.',
+        content: {
+          'application/json': {
+            example: { message: 'The given data was invalid.', errors: { field: ['The field field is required.'] } },
+          },
+        },
+      },
+    };
+    for (const status of endpoint.errors ?? []) {
+      const known = COMMON_ERRORS[status];
+      if (known) responses[status] = { description: known.description, content: messageBody(known.example) };
+    }
+    const operation: Record<string, unknown> = {
+      summary: endpoint.summary,
+      description: [
+        endpoint.description,
+        endpoint.billing ? `Billed to the **${endpoint.billing.product}** balance, only on success.` : undefined,
+        endpoint.throttle ? `Throttled: ${endpoint.throttle.maxAttempts} requests per ${endpoint.throttle.windowSeconds} s per ${endpoint.throttle.per}.` : undefined,
+      ]
+        .filter(Boolean)
+        .join('\n\n'),
+      tags: [endpoint.tag],
+      security: [{ bearer: [] }],
+      responses,
+    };
+    if (endpoint.input === 'body') {
+      operation.requestBody = { required: true, content: { 'application/json': { schema } } };
+    } else {
+      const props = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
+      operation.parameters = Object.entries(props).map(([name, property]) => ({ name, in: 'query', required: false, schema: property }));
+    }
+    (paths[endpoint.path] ??= {})[endpoint.method.toLowerCase()] = operation;
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'gleaner',
+      version: info.version,
+      description: 'Credit-metered API that turns public web content into structured JSON. Send `Authorization: Bearer <token>`.',
+    },
+    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Sanctum-style token: `<id>|<secret>`' } } },
+    paths,
+  };
+}

@@ -1,0 +1,124 @@
+/**
+ * Assembles the HTTP server: Laravel 8 wire conventions (JSON everywhere, exact error bodies,
+ * 404/405 with Allow), request ids, body limits, and one route per endpoint-table row, each run
+ * through the metered pipeline.
+ */
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteHandlerMethod } from 'fastify';
+import { HttpError, MESSAGES } from './errors.ts';
+import { buildOpenApi } from './openapi.ts';
+import { InFlight, runEndpoint } from '../pipeline/metered.ts';
+import type { Endpoint } from '../endpoints/types.ts';
+import type { Services } from '../services.ts';
+
+export interface ServerOptions {
+  endpoints: readonly Endpoint[];
+  version: string;
+  logger?: boolean | object;
+}
+
+export interface GleanerServer {
+  app: FastifyInstance;
+  inFlight: InFlight;
+}
+
+export async function buildServer(services: Services, options: ServerOptions): Promise<GleanerServer> {
+  const { config } = services;
+  const app = Fastify({
+    logger: options.logger ?? { level: config.logLevel },
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+  const inFlight = new InFlight();
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+  });
+
+  // One parser for every content type: JSON (strict), form posts, or nothing.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, {});
+    const type = String(request.headers['content-type'] ?? '');
+    if (type.startsWith('application/x-www-form-urlencoded')) return done(null, Object.fromEntries(new URLSearchParams(text)));
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(new HttpError(400, { message: MESSAGES.invalidJson }) as unknown as FastifyError);
+    }
+  });
+
+  app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
+    if (error instanceof HttpError) {
+      reply.code(error.status).headers(error.headers).send(error.body);
+      return;
+    }
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      reply.code(413).send({ message: MESSAGES.bodyTooLarge });
+      return;
+    }
+    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || error.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') {
+      reply.code(400).send({ message: MESSAGES.invalidJson });
+      return;
+    }
+    request.log.error({ err: error, requestId: request.id }, 'unhandled error');
+    reply.code(500).send({ message: MESSAGES.serverError });
+  });
+
+  // Laravel answers 405 (with Allow) when the path exists under other methods, else 404.
+  const methodsByPath = new Map<string, string[]>();
+  const allow = (path: string, method: string) => {
+    const list = methodsByPath.get(path) ?? [];
+    if (method === 'GET') list.push('GET', 'HEAD');
+    else list.push(method);
+    methodsByPath.set(path, list);
+  };
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0].replace(/\/+$/, '') || '/';
+    const methods = methodsByPath.get(path);
+    if (methods) {
+      reply
+        .code(405)
+        .header('Allow', methods.join(', '))
+        .send({ message: `The ${request.method} method is not supported for this route. Supported methods: ${methods.join(', ')}.` });
+      return;
+    }
+    reply.code(404).send({ message: MESSAGES.notFoundRoute });
+  });
+
+  for (const endpoint of options.endpoints) {
+    allow(endpoint.path, endpoint.method);
+    app.route({
+      method: endpoint.method,
+      url: endpoint.path,
+      handler: (request, reply) => runEndpoint(endpoint, request, reply, services, inFlight),
+    });
+  }
+
+  // Operations: liveness, readiness, the API description and its interactive page.
+  const openapi = buildOpenApi(options.endpoints, { version: options.version });
+  const get = (path: string, handler: RouteHandlerMethod) => {
+    allow(path, 'GET');
+    app.get(path, handler);
+  };
+  get('/health', async () => ({ status: 'ok' }));
+  get('/ready', async (_request: FastifyRequest, reply: FastifyReply) => {
+    try {
+      await services.db.query('SELECT 1');
+      if (services.redis) await services.redis.ping();
+      return { status: 'ready' };
+    } catch {
+      return reply.code(503).send({ status: 'unavailable', message: 'The database is not reachable.' });
+    }
+  });
+  get('/openapi.json', async () => openapi);
+  await app.register(import('@fastify/swagger'), { mode: 'static', specification: { document: openapi as never } });
+  await app.register(import('@fastify/swagger-ui'), { routePrefix: '/docs' });
+
+  return { app, inFlight };
+}

@@ -1,0 +1,184 @@
+/**
+ * Operator commands (contract §8). They run wherever the database is reachable: in the CLI
+ * process (PostgreSQL, or embedded when no server holds it) or inside the server, reached over
+ * its admin socket (embedded database held by a running server).
+ */
+import { parseArgs } from 'node:util';
+import { isProduct, PRODUCTS, type Product } from '../credits/products.ts';
+import { findPlan, PLANS } from '../credits/plans.ts';
+import { migrate } from '../storage/migrate.ts';
+import type { Services } from '../services.ts';
+
+/** A mistake in the command line: exit code 2 and the message, no stack. */
+export class UsageError extends Error {}
+/** The command was understood but cannot be done (unknown user...): exit code 1. */
+export class OperatorError extends Error {}
+
+export const USAGE = `Usage: gleaner <command> [options] [--json]
+
+  serve                                                   start the HTTP server
+  migrate                                                 apply pending database migrations
+  users create --name <n> --email <e>                     create a user; prints its token and secret key once
+  users list
+  tokens create --user <id> [--name <label>]              issue another token
+  tokens list --user <id>
+  tokens revoke --token-id <id>
+  credits grant --user <id> --product <p> --amount <n>    add credits
+  credits set --user <id> --product <p> --amount <n>      set the balance
+  credits show --user <id>
+  credits audit [--user <id>]                             recompute balances from the ledger
+  plans list
+  plans assign --user <id> --product <p> --plan <name>    set the plan and its credits
+  plans renew [--user <id>] [--product <p>]               reset balances to their plan's credits
+  prices list
+  prices set --operation <op> --credits <n>
+
+Products: ${PRODUCTS.join(', ')}.`;
+
+type Values = Record<string, string | boolean | undefined>;
+
+function parse(args: string[], names: string[]): Values {
+  const options = Object.fromEntries([...names.map((n) => [n, { type: 'string' as const }]), ['json', { type: 'boolean' as const }]]);
+  try {
+    return parseArgs({ args, options, strict: true, allowPositionals: false }).values as Values;
+  } catch (error) {
+    throw new UsageError((error as Error).message.replace(/^.*?: /, ''));
+  }
+}
+
+function need(values: Values, name: string): string {
+  const value = values[name];
+  if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`--${name} is required.`);
+  return value.trim();
+}
+
+function wholeNumber(values: Values, name: string, options: { min?: number; optional?: boolean } = {}): number {
+  if (options.optional && values[name] === undefined) return NaN;
+  const text = need(values, name);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) throw new UsageError(`--${name} must be a whole number (got "${text}").`);
+  const value = Number(text);
+  if (options.min !== undefined && value < options.min) throw new UsageError(`--${name} must be at least ${options.min}.`);
+  return value;
+}
+
+function product(values: Values): Product {
+  const value = need(values, 'product');
+  if (!isProduct(value)) throw new UsageError(`--product must be one of ${PRODUCTS.join(', ')} (got "${value}").`);
+  return value;
+}
+
+async function existingUser(services: Services, values: Values): Promise<number> {
+  const id = wholeNumber(values, 'user', { min: 1 });
+  if (!(await services.accounts.userExists(id))) throw new OperatorError(`There is no user ${id}.`);
+  return id;
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+
+/** Runs one operator command; returns what it produced (printed as JSON or text by the caller). */
+export async function runOperatorCommand(services: Services, argv: string[]): Promise<unknown> {
+  const [group, action, ...rest] = argv;
+  const key = action && !action.startsWith('-') ? `${group} ${action}` : group;
+  const args = key === group ? argv.slice(1) : rest;
+
+  switch (key) {
+    case 'migrate': {
+      parse(args, []);
+      return { applied: await migrate(services.db) };
+    }
+    case 'users create': {
+      const v = parse(args, ['name', 'email']);
+      const name = need(v, 'name');
+      const email = need(v, 'email');
+      if (!EMAIL.test(email)) throw new UsageError(`--email must be a valid e-mail address (got "${email}").`);
+      if (await services.accounts.emailTaken(email)) throw new OperatorError(`The e-mail ${email} is already taken.`);
+      return services.accounts.createUser({ name, email });
+    }
+    case 'users list':
+      parse(args, []);
+      return services.accounts.listUsers();
+    case 'tokens create': {
+      const v = parse(args, ['user', 'name']);
+      const userId = await existingUser(services, v);
+      const created = await services.accounts.createToken(userId, typeof v.name === 'string' ? v.name : 'default');
+      return { id: created.id, user: userId, token: created.token };
+    }
+    case 'tokens list': {
+      const v = parse(args, ['user']);
+      return services.accounts.listTokens(await existingUser(services, v));
+    }
+    case 'tokens revoke': {
+      const v = parse(args, ['token-id']);
+      const id = wholeNumber(v, 'token-id', { min: 1 });
+      if (!(await services.accounts.revokeToken(id))) throw new OperatorError(`There is no active token ${id}.`);
+      return { revoked: id };
+    }
+    case 'credits grant':
+    case 'credits set': {
+      const v = parse(args, ['user', 'product', 'amount']);
+      const userId = await existingUser(services, v);
+      const p = product(v);
+      const amount = wholeNumber(v, 'amount', { min: key === 'credits grant' ? 1 : 0 });
+      const balance =
+        key === 'credits grant' ? await services.ledger.grant(userId, p, amount) : await services.ledger.setTo(userId, p, amount, 'set');
+      return { user: userId, product: p, balance };
+    }
+    case 'credits show': {
+      const v = parse(args, ['user']);
+      const userId = await existingUser(services, v);
+      return { user: userId, balances: await services.ledger.balances(userId) };
+    }
+    case 'credits audit': {
+      const v = parse(args, ['user']);
+      const userId = v.user === undefined ? undefined : await existingUser(services, v);
+      const rows = await services.ledger.recompute(userId);
+      const mismatches = rows.filter((r) => r.stored !== r.ledger);
+      return { checked: rows.length, mismatches };
+    }
+    case 'plans list':
+      parse(args, []);
+      return PLANS;
+    case 'plans assign': {
+      const v = parse(args, ['user', 'product', 'plan']);
+      const userId = await existingUser(services, v);
+      const p = product(v);
+      const plan = findPlan(p, need(v, 'plan'));
+      if (!plan) throw new UsageError(`--plan must be one of ${PLANS[p].map((x) => x.name).join(', ')} for ${p}.`);
+      const balance = await services.ledger.setTo(userId, p, plan.credits, 'renew', plan.name);
+      return { user: userId, product: p, plan: plan.name, balance };
+    }
+    case 'plans renew': {
+      const v = parse(args, ['user', 'product']);
+      const userId = v.user === undefined ? null : await existingUser(services, v);
+      const onlyProduct = v.product === undefined ? null : product(v);
+      const subscribed = await services.db.query<{ user_id: number; product: Product; plan: string }>(
+        `SELECT user_id, product, plan FROM balances
+          WHERE plan IS NOT NULL AND ($1::bigint IS NULL OR user_id = $1) AND ($2::text IS NULL OR product = $2)
+          ORDER BY user_id, product`,
+        [userId, onlyProduct],
+      );
+      const renewed = [];
+      for (const row of subscribed) {
+        const plan = findPlan(row.product, row.plan);
+        if (!plan) continue;
+        const balance = await services.ledger.setTo(Number(row.user_id), row.product, plan.credits, 'renew');
+        renewed.push({ user: Number(row.user_id), product: row.product, plan: plan.name, balance });
+      }
+      return { renewed };
+    }
+    case 'prices list':
+      parse(args, []);
+      return services.prices.list();
+    case 'prices set': {
+      const v = parse(args, ['operation', 'credits']);
+      const operation = need(v, 'operation');
+      const known = (await services.prices.list()).map((p) => p.operation);
+      if (!known.includes(operation)) throw new UsageError(`--operation must be one of ${known.join(', ')}.`);
+      const credits = wholeNumber(v, 'credits', { min: 0 });
+      await services.prices.set(operation, credits);
+      return { operation, credits };
+    }
+    default:
+      throw new UsageError(group ? `Unknown command "${[group, action].filter(Boolean).join(' ')}".\n\n${USAGE}` : USAGE);
+  }
+}

@@ -1,0 +1,233 @@
+/**
+ * The single outbound HTTP client of the service (contract in ./types.ts). Guarantees:
+ * only http(s); every connected address is public unless its host is exempted by name; redirects
+ * are re-checked hop by hop; decoded body size and total time are capped.
+ */
+import { Agent, request, type Dispatcher } from 'undici';
+import { ACCEPT_ENCODING, readBody } from './body.ts';
+import { toOutboundError, type AbortState } from './errors.ts';
+import { createGuardedConnector } from './guarded-connector.ts';
+import { DEFAULT_PROXY_COUNTRY_USERNAME, ProxyPool } from './proxy.ts';
+import { DEFAULT_MAX_REDIRECTS, isRedirectStatus, nextHop, type Hop } from './redirect.ts';
+import { assertPublicHost, defaultLookup, type LookupFunction } from './resolve.ts';
+import { OutboundError, type OutboundClient, type OutboundRequest, type OutboundResponse } from './types.ts';
+import { bareHostname, createHostExemptions, parseHttpUrl } from './url-policy.ts';
+
+export interface OutboundClientOptions {
+  /** Hostnames or IP literals exempted from the public-address rule (OUTBOUND_ALLOW_HOSTS). */
+  allowHosts: string[];
+  /** Egress proxy, e.g. http://user:pass@proxy:3128 (PROXY_URL). Every request goes through it. */
+  proxyUrl?: string;
+  /** Username template for `proxyCountry`; `{username}` and `{country}` are replaced. */
+  proxyCountryUsername?: string;
+  /** Whole-request deadline (connect + headers + body) when the request sets none. */
+  timeoutMs: number;
+  connectTimeoutMs: number;
+  headersTimeoutMs: number;
+  /** Sent when the request sets no User-Agent. */
+  userAgent?: string;
+  /** Replaces `dns.lookup` (tests map names to chosen addresses). Must honour `{ all: true }`. */
+  lookup?: LookupFunction;
+}
+
+export interface ClosableOutboundClient extends OutboundClient {
+  /** Closes pooled connections; pending requests finish first. */
+  close(): Promise<void>;
+}
+
+export function createOutboundClient(options: OutboundClientOptions): ClosableOutboundClient {
+  return new GuardedOutboundClient(options);
+}
+
+class GuardedOutboundClient implements ClosableOutboundClient {
+  readonly #options: OutboundClientOptions;
+  readonly #lookup: LookupFunction;
+  readonly #isExempt: (hostname: string) => boolean;
+  readonly #direct: Agent | undefined;
+  readonly #proxies: ProxyPool | undefined;
+
+  constructor(options: OutboundClientOptions) {
+    this.#options = options;
+    this.#lookup = options.lookup ?? defaultLookup;
+    this.#isExempt = createHostExemptions(options.allowHosts);
+
+    if (options.proxyUrl !== undefined && options.proxyUrl !== '') {
+      this.#proxies = new ProxyPool({
+        proxyUrl: options.proxyUrl,
+        usernameTemplate: options.proxyCountryUsername ?? DEFAULT_PROXY_COUNTRY_USERNAME,
+        connectTimeoutMs: options.connectTimeoutMs,
+        headersTimeoutMs: options.headersTimeoutMs,
+        bodyTimeoutMs: options.timeoutMs,
+      });
+    } else {
+      this.#direct = new Agent({
+        connect: createGuardedConnector({
+          lookup: this.#lookup,
+          isExempt: this.#isExempt,
+          connectTimeoutMs: options.connectTimeoutMs,
+        }),
+        headersTimeout: options.headersTimeoutMs,
+        bodyTimeout: options.timeoutMs,
+      });
+    }
+  }
+
+  async fetch(url: string, outbound: OutboundRequest): Promise<OutboundResponse> {
+    const deadline = new Deadline(outbound.timeoutMs ?? this.#options.timeoutMs, outbound.signal);
+    const maxRedirects = outbound.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
+    const hops: string[] = [];
+    let currentUrl = url;
+    try {
+      let hop: Hop = {
+        url: parseHttpUrl(url),
+        method: outbound.method ?? 'GET',
+        headers: this.#initialHeaders(outbound.headers),
+        body: outbound.body,
+      };
+      for (;;) {
+        currentUrl = hop.url.href;
+        checkHop(hop.url, outbound.checkUrl);
+        hops.push(hop.url.href);
+
+        const response = await this.#send(hop, outbound.proxyCountry, deadline);
+        const location = firstValue(response.headers.location);
+        if (maxRedirects > 0 && isRedirectStatus(response.statusCode) && location !== undefined) {
+          await discard(response.body);
+          if (hops.length > maxRedirects) {
+            throw new OutboundError('too_many_redirects', `More than ${maxRedirects} redirects`, currentUrl);
+          }
+          currentUrl = location;
+          hop = nextHop(hop, response.statusCode, location);
+          continue;
+        }
+
+        const contentEncoding = firstValue(response.headers['content-encoding']);
+        const declaredLength = Number(firstValue(response.headers['content-length']) ?? Number.NaN);
+        const { body, decoded } = await readBody(response.body, contentEncoding, outbound.maxBytes, declaredLength);
+        return {
+          url: hop.url.href,
+          status: response.statusCode,
+          headers: flattenHeaders(response.headers, decoded),
+          body,
+          hops,
+        };
+      }
+    } catch (error) {
+      throw toOutboundError(error, currentUrl, deadline.state);
+    } finally {
+      deadline.clear();
+    }
+  }
+
+  async isPublicUrl(url: string): Promise<boolean> {
+    try {
+      const parsed = parseHttpUrl(url);
+      const signal = AbortSignal.timeout(this.#options.connectTimeoutMs);
+      await assertPublicHost(bareHostname(parsed.hostname), this.#lookup, this.#isExempt, signal);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.#direct?.close(), this.#proxies?.close()]);
+  }
+
+  async #send(hop: Hop, proxyCountry: string | undefined, deadline: Deadline): Promise<Dispatcher.ResponseData> {
+    let dispatcher: Dispatcher;
+    if (this.#proxies !== undefined) {
+      // The proxy resolves the name itself, so the check can only happen beforehand (see docs).
+      await assertPublicHost(bareHostname(hop.url.hostname), this.#lookup, this.#isExempt, deadline.signal);
+      dispatcher = this.#proxies.agentFor(proxyCountry);
+    } else {
+      dispatcher = this.#direct as Agent;
+    }
+    return request(hop.url, {
+      dispatcher,
+      method: hop.method,
+      headers: hop.headers,
+      body: hop.body,
+      signal: deadline.signal,
+      headersTimeout: this.#options.headersTimeoutMs,
+      bodyTimeout: deadline.timeoutMs,
+    });
+  }
+
+  #initialHeaders(headers: Record<string, string> | undefined): Record<string, string> {
+    const result: Record<string, string> = {};
+    for (const [name, value] of Object.entries(headers ?? {})) result[name.toLowerCase()] = value;
+    result['accept-encoding'] ??= ACCEPT_ENCODING;
+    if (this.#options.userAgent !== undefined) result['user-agent'] ??= this.#options.userAgent;
+    return result;
+  }
+}
+
+/** Runs the caller's per-hop check; whatever it throws becomes `blocked_host`. */
+function checkHop(url: URL, checkUrl: OutboundRequest['checkUrl']): void {
+  if (checkUrl === undefined) return;
+  try {
+    checkUrl(new URL(url.href));
+  } catch (error) {
+    if (error instanceof OutboundError) throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new OutboundError('blocked_host', reason || 'The URL was refused', url.href, { cause: error });
+  }
+}
+
+/** The whole-request deadline merged with the caller's signal, remembering which one fired. */
+class Deadline {
+  readonly signal: AbortSignal;
+  readonly state: AbortState;
+  readonly timeoutMs: number;
+  readonly #timer: NodeJS.Timeout;
+  readonly #callerSignal: AbortSignal | undefined;
+  readonly #onCallerAbort: () => void;
+
+  constructor(timeoutMs: number, callerSignal: AbortSignal | undefined) {
+    const controller = new AbortController();
+    this.signal = controller.signal;
+    this.timeoutMs = timeoutMs;
+    this.state = { timedOut: false, callerAborted: false, timeoutMs };
+    this.#timer = setTimeout(() => {
+      this.state.timedOut = true;
+      controller.abort(new DOMException(`The request did not complete within ${timeoutMs} ms`, 'TimeoutError'));
+    }, timeoutMs);
+    this.#callerSignal = callerSignal;
+    this.#onCallerAbort = () => {
+      this.state.callerAborted = true;
+      controller.abort(callerSignal?.reason);
+    };
+    if (callerSignal?.aborted) this.#onCallerAbort();
+    else callerSignal?.addEventListener('abort', this.#onCallerAbort, { once: true });
+  }
+
+  clear(): void {
+    clearTimeout(this.#timer);
+    this.#callerSignal?.removeEventListener('abort', this.#onCallerAbort);
+  }
+}
+
+/** Drops a redirect's body, keeping the connection reusable when the body is small. */
+async function discard(body: Dispatcher.ResponseData['body']): Promise<void> {
+  try {
+    await body.dump({ limit: 64 * 1024 });
+  } catch {
+    // The connection is closed instead; nothing to report for a body nobody reads.
+  }
+}
+
+function firstValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Response headers as single strings; codings undone by the client are no longer announced. */
+function flattenHeaders(headers: Dispatcher.ResponseData['headers'], decoded: boolean): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    if (decoded && (name === 'content-encoding' || name === 'content-length')) continue;
+    result[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return result;
+}

@@ -1,0 +1,79 @@
+/**
+ * Egress through PROXY_URL. One undici ProxyAgent per proxy identity: the plain PROXY_URL, and one
+ * per country whose username is rewritten from the template (e.g. `{username}-country-{country}`,
+ * the convention of most residential proxy vendors).
+ */
+import { ProxyAgent } from 'undici';
+
+export const DEFAULT_PROXY_COUNTRY_USERNAME = '{username}-country-{country}';
+
+/** Vendor country tags are short codes ("us", "de", "gb"); anything else could forge credentials. */
+const COUNTRY_PATTERN = /^[A-Za-z0-9_-]{1,32}$/;
+
+export interface ProxyPoolOptions {
+  proxyUrl: string;
+  usernameTemplate: string;
+  connectTimeoutMs: number;
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+}
+
+export function parseProxyUrl(proxyUrl: string): URL {
+  let url: URL;
+  try {
+    url = new URL(proxyUrl);
+  } catch (error) {
+    throw new TypeError('PROXY_URL is not a valid URL', { cause: error });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new TypeError(`PROXY_URL must be an http:// or https:// proxy, got ${url.protocol}`);
+  }
+  return url;
+}
+
+/** The proxy URL whose username is the template filled with the original username and `country`. */
+export function proxyUrlForCountry(proxyUrl: URL, usernameTemplate: string, country: string): URL {
+  if (!COUNTRY_PATTERN.test(country)) {
+    throw new TypeError(`Invalid proxy country "${country}"`);
+  }
+  const url = new URL(proxyUrl.href);
+  const username = usernameTemplate
+    .replaceAll('{username}', decodeURIComponent(proxyUrl.username))
+    .replaceAll('{country}', country);
+  url.username = encodeURIComponent(username);
+  return url;
+}
+
+export class ProxyPool {
+  readonly #options: ProxyPoolOptions;
+  readonly #proxyUrl: URL;
+  readonly #agents = new Map<string, ProxyAgent>();
+
+  constructor(options: ProxyPoolOptions) {
+    this.#options = options;
+    this.#proxyUrl = parseProxyUrl(options.proxyUrl);
+  }
+
+  /** The agent for `country`, or for the plain PROXY_URL when no country is asked for. */
+  agentFor(country: string | undefined): ProxyAgent {
+    const key = country ?? '';
+    let agent = this.#agents.get(key);
+    if (agent === undefined) {
+      const url = country === undefined ? this.#proxyUrl : proxyUrlForCountry(this.#proxyUrl, this.#options.usernameTemplate, country);
+      agent = new ProxyAgent({
+        uri: url.href,
+        connectTimeout: this.#options.connectTimeoutMs,
+        headersTimeout: this.#options.headersTimeoutMs,
+        bodyTimeout: this.#options.bodyTimeoutMs,
+      });
+      this.#agents.set(key, agent);
+    }
+    return agent;
+  }
+
+  async close(): Promise<void> {
+    const agents = [...this.#agents.values()];
+    this.#agents.clear();
+    await Promise.all(agents.map((agent) => agent.close()));
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * Name resolution through a replaceable `dns.lookup`-compatible function, plus the guarded lookup
+ * handed to every direct connection: it refuses a name unless all its addresses are public, so
+ * the address that is checked is the address that is connected (no DNS-rebinding window).
+ */
+import { lookup as systemLookup, type LookupAddress } from 'node:dns';
+import { isIP, type LookupFunction } from 'node:net';
+import { isPublicAddress } from './address-policy.ts';
+import { BlockedAddressError } from './errors.ts';
+
+export type { LookupFunction };
+
+export const defaultLookup: LookupFunction = systemLookup as LookupFunction;
+
+/**
+ * Every address of `hostname`, through `lookup` asked for all families at once. An aborted
+ * `signal` settles the promise at once (a pending system lookup cannot be cancelled).
+ */
+export function resolveAll(lookup: LookupFunction, hostname: string, signal?: AbortSignal): Promise<LookupAddress[]> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => reject(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    lookup(hostname, { all: true }, (error, addresses, family) => {
+      signal?.removeEventListener('abort', onAbort);
+      if (error) reject(error);
+      else if (isEmpty(addresses)) reject(noAddressError(hostname));
+      else resolve(toAddressList(addresses, family));
+    });
+  });
+}
+
+function toAddressList(addresses: string | LookupAddress[], family?: number): LookupAddress[] {
+  if (Array.isArray(addresses)) return addresses;
+  return [{ address: addresses, family: family ?? isIP(addresses) }];
+}
+
+function isEmpty(addresses: string | LookupAddress[]): boolean {
+  return addresses.length === 0;
+}
+
+function noAddressError(hostname: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname });
+}
+
+/** The first non-public address among `addresses`, if any. */
+export function firstNonPublic(addresses: readonly LookupAddress[]): string | undefined {
+  return addresses.find((entry) => !isPublicAddress(entry.address))?.address;
+}
+
+/**
+ * Resolves `hostname` and throws `BlockedAddressError` unless it is exempted or every address is
+ * public. Used where the connection itself cannot be guarded (through a proxy).
+ */
+export async function assertPublicHost(
+  hostname: string,
+  lookup: LookupFunction,
+  isExempt: (hostname: string) => boolean,
+  signal?: AbortSignal,
+): Promise<void> {
+  if (isExempt(hostname)) return;
+  if (isIP(hostname) !== 0) {
+    if (!isPublicAddress(hostname)) throw new BlockedAddressError(hostname, hostname);
+    return;
+  }
+  const blocked = firstNonPublic(await resolveAll(lookup, hostname, signal));
+  if (blocked !== undefined) throw new BlockedAddressError(hostname, blocked);
+}
+
+/**
+ * A `lookup` for `net.connect` that resolves through `lookup` and fails the connection before
+ * any packet is sent when a non-exempt name has a non-public address among its answers.
+ */
+export function createGuardedLookup(lookup: LookupFunction, isExempt: (hostname: string) => boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    lookup(hostname, { ...options, all: true }, (error, answer, family) => {
+      if (error || isEmpty(answer)) {
+        callback(error ?? noAddressError(hostname), '');
+        return;
+      }
+      const addresses = toAddressList(answer, family);
+      const blocked = isExempt(hostname) ? undefined : firstNonPublic(addresses);
+      if (blocked !== undefined) {
+        callback(new BlockedAddressError(hostname, blocked), '');
+      } else if (options.all) {
+        callback(null, addresses);
+      } else {
+        callback(null, addresses[0].address, addresses[0].family);
+      }
+    });
+  };
+}

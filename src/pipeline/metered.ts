@@ -1,0 +1,153 @@
+/**
+ * The one pipeline every table route passes through:
+ *   authenticate → throttle → validate → hold credits → handler → capture or release → history.
+ * No route touches balances itself: a handler reports what its success cost, this file settles.
+ */
+import { performance } from 'node:perf_hooks';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { HttpError, httpErrors } from '../http/errors.ts';
+import { publicParams, validate } from '../validation/schema.ts';
+import { throttle } from '../throttle/limiter.ts';
+import type { Endpoint, EndpointContext } from '../endpoints/types.ts';
+import type { HistoryRecord } from '../credits/ledger.ts';
+import type { Services } from '../services.ts';
+
+/** Requests in flight, so a shutdown can abort them (their holds are then released). */
+export class InFlight {
+  private readonly controllers = new Set<AbortController>();
+
+  track(controller: AbortController): () => void {
+    this.controllers.add(controller);
+    return () => this.controllers.delete(controller);
+  }
+
+  get size(): number {
+    return this.controllers.size;
+  }
+
+  abortAll(reason: string): void {
+    for (const c of this.controllers) c.abort(new Error(reason));
+  }
+}
+
+export function bearerToken(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  if (!header) return null;
+  const match = /^Bearer\s+(.+)$/i.exec(header.trim());
+  return match ? match[1].trim() : null;
+}
+
+function rawInput(endpoint: Endpoint, request: FastifyRequest): Record<string, unknown> {
+  const query = (request.query ?? {}) as Record<string, unknown>;
+  if (endpoint.input === 'query') return { ...query };
+  const body = request.body;
+  const fields = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+  return { ...query, ...fields };
+}
+
+export function routeUrl(request: FastifyRequest, path: string): string {
+  return `${request.protocol}://${request.host}${path}`;
+}
+
+export async function runEndpoint(
+  endpoint: Endpoint,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  services: Services,
+  inFlight: InFlight,
+): Promise<void> {
+  const started = performance.now();
+  const bearer = bearerToken(request);
+  const user = bearer ? await services.accounts.authenticate(bearer) : null;
+  if (!user) throw httpErrors.unauthenticated();
+
+  const requestId = request.id;
+  const controller = new AbortController();
+  const untrack = inFlight.track(controller);
+  // The response stream closing before we answered means the client went away: stop the work.
+  const onClose = () => {
+    if (!reply.raw.writableFinished) controller.abort(new Error('The client closed the connection.'));
+  };
+  reply.raw.once('close', onClose);
+
+  const input = rawInput(endpoint, request);
+  let held = 0;
+  let charge = 0;
+  let status = 500;
+
+  const finish = async () => {
+    const history: HistoryRecord | undefined = endpoint.history
+      ? {
+          userId: user.id,
+          requestId,
+          method: request.method,
+          endpoint: endpoint.path,
+          product: endpoint.billing?.product ?? null,
+          status,
+          durationMs: Math.round(performance.now() - started),
+          params: publicParams(endpoint.schema, input),
+        }
+      : undefined;
+    try {
+      if (held > 0) await services.ledger.settle(requestId, charge, history);
+      else if (history) await services.ledger.record(history);
+    } catch (error) {
+      // The hold stays behind and the sweeper returns it: the user is never charged by mistake.
+      request.log.error({ err: error, requestId }, 'settling credits or recording history failed');
+    }
+  };
+
+  try {
+    if (endpoint.throttle) {
+      const per = endpoint.throttle.per === 'token' ? `t${user.tokenId}` : `u${user.id}`;
+      const decision = await throttle(services.throttle, `${endpoint.method}:${endpoint.path}:${per}`, endpoint.throttle.maxAttempts, endpoint.throttle.windowSeconds);
+      reply.headers(decision.headers);
+      if (!decision.allowed) throw httpErrors.tooManyAttempts(decision.headers);
+    }
+
+    const validation = await validate(endpoint.schema, input);
+    if (!validation.ok) throw httpErrors.validation(validation.errors);
+
+    if (endpoint.billing) {
+      const prices = await services.prices.current();
+      const cost = endpoint.billing.cost(validation.value as never, prices);
+      const range = typeof cost === 'number' ? { min: cost, max: cost } : cost;
+      held = await services.ledger.hold({ requestId, userId: user.id, product: endpoint.billing.product, ...range });
+      if (held === 0) throw httpErrors.insufficientCredits();
+    }
+
+    const context: EndpointContext = {
+      input: validation.value,
+      user,
+      requestId,
+      signal: controller.signal,
+      services,
+      held,
+      routeUrl: routeUrl(request, endpoint.path),
+      log: request.log,
+    };
+    const result = await endpoint.handler(context);
+    status = result.status ?? endpoint.success.status;
+    if (held > 0 && status >= 200 && status < 300 && !controller.signal.aborted) {
+      charge = result.cost ?? held;
+      if (!Number.isInteger(charge) || charge < 0 || charge > held) {
+        charge = 0;
+        throw new Error(`${endpoint.path} reported a cost of ${result.cost} with ${held} credits held.`);
+      }
+    }
+    if (controller.signal.aborted) {
+      charge = 0;
+      status = 499; // nginx's "client closed request": recorded, never sent
+    }
+    await finish();
+    reply.code(status).send(result.body);
+  } catch (error) {
+    charge = 0;
+    status = error instanceof HttpError ? error.status : controller.signal.aborted ? 499 : 500;
+    await finish();
+    throw error;
+  } finally {
+    reply.raw.off('close', onClose);
+    untrack();
+  }
+}

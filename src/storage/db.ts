@@ -1,0 +1,81 @@
+/**
+ * The storage layer speaks one SQL dialect (PostgreSQL) over two engines: embedded PGlite in
+ * DATA_DIR (default, one process) or a real PostgreSQL server through `pg` (DATABASE_URL, any
+ * number of processes). Everything above this file sees only `Database`.
+ */
+import { mkdirSync } from 'node:fs';
+
+export interface Queryable {
+  query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]>;
+}
+
+export interface Database extends Queryable {
+  readonly kind: 'pglite' | 'postgres';
+  /** Runs `fn` in one transaction; rolls back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Runs a script of several statements (migrations). */
+  exec(sql: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function openDatabase(options: { databaseUrl?: string; dataDir: string }): Promise<Database> {
+  return options.databaseUrl ? openPostgres(options.databaseUrl) : openPglite(options.dataDir);
+}
+
+async function openPglite(dataDir: string): Promise<Database> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  mkdirSync(dataDir, { recursive: true });
+  const db = await PGlite.create(`${dataDir}/pg`);
+  const wrap = (q: { query: typeof db.query }): Queryable => ({
+    async query<R>(sql: string, params: unknown[] = []) {
+      return (await q.query<R>(sql, params)).rows;
+    },
+  });
+  return {
+    kind: 'pglite',
+    ...wrap(db),
+    transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
+    async exec(sql) {
+      await db.exec(sql);
+    },
+    close: () => db.close(),
+  };
+}
+
+async function openPostgres(url: string): Promise<Database> {
+  const pg = (await import('pg')).default;
+  // int8 (ids, sums) as JavaScript numbers: every value we store fits in 2^53.
+  pg.types.setTypeParser(20, (v: string) => Number(v));
+  const pool = new pg.Pool({ connectionString: url, max: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
+  pool.on('error', () => {
+    // An idle client lost its connection; the pool replaces it. Queries surface their own errors.
+  });
+  return {
+    kind: 'postgres',
+    async query<R>(sql: string, params: unknown[] = []) {
+      return (await pool.query(sql, params)).rows as R[];
+    },
+    async transaction(fn) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await fn({
+          async query<R>(sql: string, params: unknown[] = []) {
+            return (await client.query(sql, params)).rows as R[];
+          },
+        });
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    async exec(sql) {
+      await pool.query(sql);
+    },
+    close: () => pool.end(),
+  };
+}

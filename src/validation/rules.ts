@@ -1,0 +1,192 @@
+/**
+ * Validation rules with Laravel 8's semantics and exact messages (contract §1), each also
+ * describing itself as JSON Schema so the same table generates the OpenAPI document.
+ *
+ * Laravel semantics kept here:
+ * - a field that is absent (or an all-blank string) is checked only by implicit rules (`required`);
+ * - when an implicit rule fails, the field's other rules are skipped;
+ * - otherwise every rule runs and every failure is reported, in the field's rule order;
+ * - size rules (`min`, `between`, `max`) compare numbers for numeric fields, lengths for strings.
+ */
+
+export type JsonSchema = Record<string, unknown>;
+
+export interface RuleContext {
+  /** The whole input, for rules that look at other fields. */
+  input: Record<string, unknown>;
+  /** Rules of the same field (size rules need to know whether the field is numeric). */
+  fieldRules: readonly Rule[];
+}
+
+export interface Rule {
+  readonly name: string;
+  /** Implicit rules run on absent fields too (Laravel's "implicit" rules). */
+  readonly implicit?: boolean;
+  /** Skipped when an earlier rule of the field failed (checks that are only meaningful, or only
+   *  affordable, on an otherwise valid value, such as resolving a URL's host). */
+  readonly needsValid?: boolean;
+  check(value: unknown, context: RuleContext): boolean | Promise<boolean>;
+  message(attribute: string, value: unknown, context: RuleContext): string;
+  describe?(schema: JsonSchema): void;
+}
+
+const NUMERIC_RULES = new Set(['integer', 'numeric']);
+const INTEGER_TEXT = /^[+-]?(0|[1-9]\d*)$/;
+
+export function isBlank(value: unknown): boolean {
+  if (value === undefined || value === null) return true;
+  if (typeof value === 'string') return value.trim() === '';
+  if (Array.isArray(value)) return value.length === 0;
+  return false;
+}
+
+export function isIntegerLike(value: unknown): boolean {
+  if (typeof value === 'number') return Number.isSafeInteger(value);
+  return typeof value === 'string' && INTEGER_TEXT.test(value) && Number.isSafeInteger(Number(value));
+}
+
+function isNumericLike(value: unknown): boolean {
+  if (typeof value === 'number') return Number.isFinite(value);
+  return typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value));
+}
+
+type SizeKind = 'numeric' | 'string' | 'array' | 'file';
+
+function sizeOf(value: unknown, context: RuleContext): { kind: SizeKind; size: number } {
+  const numericField = context.fieldRules.some((r) => NUMERIC_RULES.has(r.name));
+  if (numericField && isNumericLike(value)) return { kind: 'numeric', size: Number(value) };
+  if (Array.isArray(value)) return { kind: 'array', size: value.length };
+  if (typeof value === 'string') return { kind: 'string', size: [...value].length };
+  if (typeof value === 'number') return { kind: 'numeric', size: value };
+  return { kind: 'string', size: 0 };
+}
+
+const SIZE_UNITS: Record<SizeKind, string> = { numeric: '', string: ' characters', array: ' items', file: ' kilobytes' };
+
+export const required = (): Rule => ({
+  name: 'required',
+  implicit: true,
+  check: (value) => !isBlank(value),
+  message: (attr) => `The ${attr} field is required.`,
+});
+
+export const string = (): Rule => ({
+  name: 'string',
+  check: (value) => typeof value === 'string',
+  message: (attr) => `The ${attr} must be a string.`,
+  describe: (s) => void (s.type ??= 'string'),
+});
+
+export const integer = (): Rule => ({
+  name: 'integer',
+  check: isIntegerLike,
+  message: (attr) => `The ${attr} must be an integer.`,
+  describe: (s) => void (s.type = 'integer'),
+});
+
+export const boolean = (): Rule => ({
+  name: 'boolean',
+  check: (value) => [true, false, 0, 1, '0', '1'].includes(value as never),
+  message: (attr) => `The ${attr} field must be true or false.`,
+  describe: (s) => void (s.type = 'boolean'),
+});
+
+export const object = (): Rule => ({
+  name: 'array',
+  check: (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+  message: (attr) => `The ${attr} must be an array.`,
+  describe: (s) => void (s.type = 'object'),
+});
+
+export const min = (limit: number): Rule => ({
+  name: 'min',
+  check: (value, ctx) => sizeOf(value, ctx).size >= limit,
+  message: (attr, value, ctx) => {
+    const { kind } = sizeOf(value, ctx);
+    return kind === 'array' ? `The ${attr} must have at least ${limit} items.` : `The ${attr} must be at least ${limit}${SIZE_UNITS[kind]}.`;
+  },
+  describe: (s) => void (s.type === 'string' ? (s.minLength = limit) : (s.minimum = limit)),
+});
+
+export const max = (limit: number): Rule => ({
+  name: 'max',
+  check: (value, ctx) => sizeOf(value, ctx).size <= limit,
+  message: (attr, value, ctx) => {
+    const { kind } = sizeOf(value, ctx);
+    return kind === 'array'
+      ? `The ${attr} may not have more than ${limit} items.`
+      : `The ${attr} may not be greater than ${limit}${SIZE_UNITS[kind]}.`;
+  },
+  describe: (s) => void (s.type === 'string' ? (s.maxLength = limit) : (s.maximum = limit)),
+});
+
+export const between = (low: number, high: number): Rule => ({
+  name: 'between',
+  check: (value, ctx) => {
+    const { size } = sizeOf(value, ctx);
+    return size >= low && size <= high;
+  },
+  message: (attr, value, ctx) => `The ${attr} must be between ${low} and ${high}${SIZE_UNITS[sizeOf(value, ctx).kind]}.`,
+  describe: (s) => {
+    if (s.type === 'string') Object.assign(s, { minLength: low, maxLength: high });
+    else Object.assign(s, { minimum: low, maximum: high });
+  },
+});
+
+/** Laravel's `in`: compares the value as a string, case-sensitively. */
+export const oneOf = (allowed: readonly string[]): Rule => {
+  const set = new Set(allowed);
+  return {
+    name: 'in',
+    check: (value) => (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') && set.has(String(value)),
+    message: (attr) => `The selected ${attr} is invalid.`,
+    describe: (s) => void (s.enum = [...allowed]),
+  };
+};
+
+/** An absolute http(s) URL with a host (what the service can fetch). */
+export const url = (): Rule => ({
+  name: 'url',
+  check: (value) => typeof value === 'string' && parseHttpUrl(value) !== null,
+  message: (attr) => `The ${attr} must be a valid URL.`,
+  describe: (s) => Object.assign(s, { type: 'string', format: 'uri' }),
+});
+
+// Laravel 8's default `email` rule (egulias RFCValidation) accepts local@domain forms broadly;
+// this keeps the same spirit: one @, a non-empty local part, a dotted or bracketed domain, no spaces.
+const EMAIL = /^[^\s@"(),:;<>[\\\]]+@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])$/;
+
+export const email = (): Rule => ({
+  name: 'email',
+  check: (value) => typeof value === 'string' && value.length <= 254 && EMAIL.test(value),
+  message: (attr) => `The ${attr} must be a valid email address.`,
+  describe: (s) => Object.assign(s, { type: 'string', format: 'email' }),
+});
+
+/** A rule of the service's own, with its own message. */
+export function custom(
+  name: string,
+  check: (value: unknown, context: RuleContext) => boolean | Promise<boolean>,
+  message: string | ((attr: string) => string),
+  options: { needsValid?: boolean; implicit?: boolean; describe?: (s: JsonSchema) => void } = {},
+): Rule {
+  return {
+    name,
+    check,
+    message: typeof message === 'string' ? () => message : message,
+    needsValid: options.needsValid ?? true,
+    implicit: options.implicit,
+    describe: options.describe,
+  };
+}
+
+export function parseHttpUrl(value: string): URL | null {
+  if (!/^https?:\/\//i.test(value.trim()) || /\s/.test(value.trim())) return null;
+  try {
+    const parsed = new URL(value.trim());
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return null;
+    return parsed.hostname ? parsed : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * A request schema: fields with their rules, defaults and docs. The same object validates
+ * requests (Laravel 8 behaviour and messages) and generates the OpenAPI description.
+ */
+import { isBlank, isIntegerLike, type JsonSchema, type Rule, type RuleContext } from './rules.ts';
+import type { FieldErrors } from '../http/errors.ts';
+
+export interface Field {
+  rules: Rule[];
+  /** Applied when the field is absent. */
+  default?: unknown;
+  description?: string;
+  example?: unknown;
+  /** Never stored in request history (secrets, raw bodies). */
+  secret?: boolean;
+}
+
+export interface Schema {
+  fields: Record<string, Field>;
+  /** Rules across fields (e.g. "only one of these"): add messages to `errors`. */
+  refine?(input: Record<string, unknown>, errors: FieldErrors): void | Promise<void>;
+}
+
+export type ValidationResult = { ok: true; value: Record<string, unknown> } | { ok: false; errors: FieldErrors };
+
+export const attributeName = (field: string) => field.replace(/_/g, ' ');
+
+export async function validate(schema: Schema, input: Record<string, unknown>): Promise<ValidationResult> {
+  const errors: FieldErrors = {};
+  for (const [name, field] of Object.entries(schema.fields)) {
+    const messages = await validateField(name, field, input);
+    if (messages.length) errors[name] = messages;
+  }
+  if (schema.refine && Object.keys(errors).length === 0) await schema.refine(input, errors);
+  if (Object.keys(errors).length) return { ok: false, errors };
+  return { ok: true, value: coerce(schema, input) };
+}
+
+async function validateField(name: string, field: Field, input: Record<string, unknown>): Promise<string[]> {
+  const value = input[name];
+  // As behind Laravel's TrimStrings and ConvertEmptyStringsToNull middleware, a blank value
+  // counts as absent: only implicit rules see it, and the default applies.
+  const present = !isBlank(value);
+  const context: RuleContext = { input, fieldRules: field.rules };
+  const attribute = attributeName(name);
+  const messages: string[] = [];
+  for (const rule of field.rules) {
+    if (!present && !rule.implicit) continue;
+    if (rule.needsValid && messages.length) continue;
+    if (!(await rule.check(value, context))) {
+      messages.push(rule.message(attribute, value, context));
+      if (rule.implicit) break;
+    }
+  }
+  return messages;
+}
+
+/** Valid input → typed values: trimmed strings, integers from numeric strings, booleans from 0/1, defaults. */
+function coerce(schema: Schema, input: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(schema.fields)) {
+    let value = input[name];
+    if (isBlank(value)) value = field.default;
+    if (value === undefined) continue;
+    if (typeof value === 'string' && !field.secret) value = value.trim();
+    const kinds = new Set(field.rules.map((r) => r.name));
+    if (kinds.has('integer') && isIntegerLike(value)) value = Number(value);
+    if (kinds.has('boolean')) value = value === true || value === 1 || value === '1';
+    out[name] = value;
+  }
+  return out;
+}
+
+/** Drops secret fields before a request body is stored in history. */
+export function publicParams(schema: Schema | undefined, value: Record<string, unknown>): Record<string, unknown> {
+  if (!schema) return value;
+  return Object.fromEntries(Object.entries(value).filter(([name]) => !schema.fields[name]?.secret));
+}
+
+export function toJsonSchema(schema: Schema): JsonSchema {
+  const properties: Record<string, JsonSchema> = {};
+  const requiredFields: string[] = [];
+  for (const [name, field] of Object.entries(schema.fields)) {
+    const property: JsonSchema = {};
+    for (const rule of field.rules) {
+      if (rule.name === 'required') requiredFields.push(name);
+      rule.describe?.(property);
+    }
+    if (field.description) property.description = field.description;
+    if (field.default !== undefined) property.default = field.default;
+    if (field.example !== undefined) property.example = field.example;
+    properties[name] = property;
+  }
+  return { type: 'object', properties, ...(requiredFields.length ? { required: requiredFields } : {}) };
+}
