@@ -3,7 +3,7 @@
  * streaming, so a small compressed body that inflates past the cap (a gzip bomb) is cut off as
  * soon as the cap is crossed instead of being inflated in full.
  */
-import { compose, Duplex, Readable } from 'node:stream';
+import { Transform, Writable, type Duplex, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
   constants as zlibConstants,
@@ -15,13 +15,14 @@ import {
 } from 'node:zlib';
 import { BodyTooLargeError } from './errors.ts';
 
-const DECODERS: Record<string, () => Duplex> = {
-  gzip: createGunzip,
-  'x-gzip': createGunzip,
-  deflate: () => Duplex.from(inflateZlibOrRaw),
-  br: createBrotliDecompress,
+/** Each coding's decoding stages, in stream order. */
+const DECODERS: Record<string, () => Duplex[]> = {
+  gzip: () => [createGunzip()],
+  'x-gzip': () => [createGunzip()],
+  deflate: inflateZlibOrRaw,
+  br: () => [createBrotliDecompress()],
   // RFC 9659: decoders may refuse windows above 8 MiB, which bounds a zstd decoder's memory.
-  zstd: () => createZstdDecompress({ params: { [zlibConstants.ZSTD_d_windowLogMax]: 23 } }),
+  zstd: () => [createZstdDecompress({ params: { [zlibConstants.ZSTD_d_windowLogMax]: 23 } })],
 };
 
 /** What the client advertises; zstd is decoded when sent but not asked for. */
@@ -51,28 +52,31 @@ export async function readBody(
     stream.destroy();
     throw new BodyTooLargeError(maxBytes);
   }
-  const decoders = codings !== null ? codings.reverse().map((coding) => DECODERS[coding]()) : [];
+  const decoders = codings !== null ? codings.reverse().flatMap((coding) => DECODERS[coding]()) : [];
 
   const chunks: Buffer[] = [];
   let receivedBytes = 0;
   let decodedBytes = 0;
-
-  const countReceived = async function* (source: AsyncIterable<Buffer>) {
-    for await (const chunk of source) {
+  const countReceived = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
       receivedBytes += chunk.length;
-      yield chunk;
-    }
-  };
-  const collect = async (source: AsyncIterable<Buffer>) => {
-    for await (const chunk of source) {
+      callback(null, chunk);
+    },
+  });
+  const collect = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
       decodedBytes += chunk.length;
-      if (decodedBytes > maxBytes) throw new BodyTooLargeError(maxBytes);
+      if (decodedBytes > maxBytes) {
+        callback(new BodyTooLargeError(maxBytes));
+        return;
+      }
       chunks.push(chunk);
-    }
-  };
+      callback();
+    },
+  });
 
   try {
-    await pipeline(stream, countReceived, ...decoders, collect);
+    await pipeline([stream, countReceived, ...decoders, collect]);
   } catch (error) {
     // A coded but empty body (some servers send it on errors) has nothing to decode.
     if (receivedBytes === 0 && decoders.length > 0 && !(error instanceof BodyTooLargeError)) {
@@ -99,16 +103,20 @@ function parseContentEncoding(header: string | undefined): string[] | null {
 
 /**
  * "deflate" should be zlib-wrapped (RFC 9110), but some servers send raw deflate. The first byte
- * tells them apart (a zlib header announces compression method 8), as browsers do.
+ * tells them apart (a zlib header announces compression method 8), as browsers do; raw data gets
+ * a zlib header put in front so one inflater reads both. Raw data has no Adler-32 trailer, hence
+ * the lenient end-of-stream flush.
  */
-async function* inflateZlibOrRaw(source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
-  const input = source[Symbol.asyncIterator]();
-  const first = await input.next();
-  if (first.done === true) return;
-  const inflater = (first.value[0] & 0x0f) === 0x08 ? createInflate() : createInflateRaw();
-  async function* replayed(): AsyncGenerator<Buffer> {
-    yield first.value;
-    for (let next = await input.next(); next.done !== true; next = await input.next()) yield next.value;
-  }
-  yield* compose(Readable.from(replayed()), inflater);
+const ZLIB_HEADER = Buffer.from([0x78, 0x9c]);
+
+function inflateZlibOrRaw(): Duplex[] {
+  let sniffed = false;
+  const addHeaderIfRaw = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      const isRaw = !sniffed && (chunk[0] & 0x0f) !== 0x08;
+      sniffed = true;
+      callback(null, isRaw ? Buffer.concat([ZLIB_HEADER, chunk]) : chunk);
+    },
+  });
+  return [addHeaderIfRaw, createInflate({ finishFlush: zlibConstants.Z_SYNC_FLUSH })];
 }
