@@ -7,7 +7,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 import { ACCEPT_ENCODING, readBody } from './body.ts';
 import { toOutboundError, type AbortState } from './errors.ts';
 import { createGuardedConnector } from './guarded-connector.ts';
-import { DEFAULT_PROXY_COUNTRY_USERNAME, ProxyPool } from './proxy.ts';
+import { assertProxyCountry, DEFAULT_PROXY_COUNTRY_USERNAME, ProxyPool } from './proxy.ts';
 import { DEFAULT_MAX_REDIRECTS, isRedirectStatus, nextHop, type Hop } from './redirect.ts';
 import { assertPublicHost, defaultLookup, type LookupFunction } from './resolve.ts';
 import { OutboundError, type OutboundClient, type OutboundRequest, type OutboundResponse } from './types.ts';
@@ -73,6 +73,7 @@ class GuardedOutboundClient implements ClosableOutboundClient {
   }
 
   async fetch(url: string, outbound: OutboundRequest): Promise<OutboundResponse> {
+    if (outbound.proxyCountry !== undefined) assertProxyCountry(outbound.proxyCountry);
     const deadline = new Deadline(outbound.timeoutMs ?? this.#options.timeoutMs, outbound.signal);
     const maxRedirects = outbound.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
     const hops: string[] = [];
@@ -120,13 +121,16 @@ class GuardedOutboundClient implements ClosableOutboundClient {
   }
 
   async isPublicUrl(url: string): Promise<boolean> {
+    // A resolver that never answers must not hold validation up longer than a connect would.
+    const deadline = new Deadline(this.#options.connectTimeoutMs, undefined);
     try {
       const parsed = parseHttpUrl(url);
-      const signal = AbortSignal.timeout(this.#options.connectTimeoutMs);
-      await assertPublicHost(bareHostname(parsed.hostname), this.#lookup, this.#isExempt, signal);
+      await assertPublicHost(bareHostname(parsed.hostname), this.#lookup, this.#isExempt, deadline.signal);
       return true;
     } catch {
       return false;
+    } finally {
+      deadline.clear();
     }
   }
 
@@ -143,7 +147,7 @@ class GuardedOutboundClient implements ClosableOutboundClient {
     } else {
       dispatcher = this.#direct as Agent;
     }
-    return request(hop.url, {
+    const pending = request(hop.url, {
       dispatcher,
       method: hop.method,
       headers: hop.headers,
@@ -152,6 +156,9 @@ class GuardedOutboundClient implements ClosableOutboundClient {
       headersTimeout: this.#options.headersTimeoutMs,
       bodyTimeout: deadline.timeoutMs,
     });
+    // undici applies an abort only once a connection exists, so a request still connecting
+    // (e.g. stuck in DNS) would outlive its deadline; settle as soon as the signal fires.
+    return settleOnAbort(pending, deadline.signal, (late) => late.body.destroy());
   }
 
   #initialHeaders(headers: Record<string, string> | undefined): Record<string, string> {
@@ -206,6 +213,31 @@ class Deadline {
     clearTimeout(this.#timer);
     this.#callerSignal?.removeEventListener('abort', this.#onCallerAbort);
   }
+}
+
+/** `promise`, rejected with the signal's reason as soon as `signal` aborts; a late value is disposed. */
+function settleOnAbort<T>(promise: Promise<T>, signal: AbortSignal, dispose: (late: T) => void): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      reject(signal.reason);
+      promise.then(dispose, () => {});
+    };
+    if (signal.aborted) {
+      onAbort();
+      return;
+    }
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 /** Drops a redirect's body, keeping the connection reusable when the body is small. */

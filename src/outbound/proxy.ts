@@ -31,11 +31,16 @@ export function parseProxyUrl(proxyUrl: string): URL {
   return url;
 }
 
-/** The proxy URL whose username is the template filled with the original username and `country`. */
-export function proxyUrlForCountry(proxyUrl: URL, usernameTemplate: string, country: string): URL {
+/** A malformed country is a caller bug (validation should have refused it), hence a TypeError. */
+export function assertProxyCountry(country: string): void {
   if (!COUNTRY_PATTERN.test(country)) {
     throw new TypeError(`Invalid proxy country "${country}"`);
   }
+}
+
+/** The proxy URL whose username is the template filled with the original username and `country`. */
+export function proxyUrlForCountry(proxyUrl: URL, usernameTemplate: string, country: string): URL {
+  assertProxyCountry(country);
   const url = new URL(proxyUrl.href);
   const username = usernameTemplate
     .replaceAll('{username}', decodeURIComponent(proxyUrl.username))
