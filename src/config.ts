@@ -4,6 +4,8 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { outboundOptionsFromEnv } from './outbound/config.ts';
+import type { OutboundClientOptions } from './outbound/client.ts';
 
 export interface Config {
   host: string;
@@ -19,14 +21,7 @@ export interface Config {
   sweepIntervalMs: number;
   shutdownGraceMs: number;
   ownerEmail: string;
-  outbound: {
-    allowHosts: string[];
-    proxyUrl?: string;
-    proxyCountryUsername: string;
-    timeoutMs: number;
-    connectTimeoutMs: number;
-    userAgent: string;
-  };
+  outbound: OutboundClientOptions;
   pdf: { threads: number; timeoutMs: number };
   ocr: { workers: number; timeoutMs: number; maxPixels: number; recycleAfter: number };
   search: {
@@ -64,6 +59,14 @@ const UPSTREAM_DEFAULTS: Record<string, string> = {
   startpage: 'https://www.startpage.com',
 };
 
+function outboundFromEnv(env: NodeJS.ProcessEnv): OutboundClientOptions {
+  try {
+    return outboundOptionsFromEnv(env);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const cores = Math.max(1, os.availableParallelism());
   const upstreams = Object.fromEntries(
@@ -82,14 +85,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sweepIntervalMs: int(env, 'HOLD_SWEEP_INTERVAL_MS', 30_000, 100),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 25_000, 0),
     ownerEmail: env.OWNER_EMAIL || 'owner@localhost',
-    outbound: {
-      allowHosts: list(env.OUTBOUND_ALLOW_HOSTS),
-      proxyUrl: env.PROXY_URL || undefined,
-      proxyCountryUsername: env.PROXY_COUNTRY_USERNAME || '{username}-country-{country}',
-      timeoutMs: int(env, 'OUTBOUND_TIMEOUT_MS', 30_000, 100),
-      connectTimeoutMs: int(env, 'OUTBOUND_CONNECT_TIMEOUT_MS', 10_000, 100),
-      userAgent: env.OUTBOUND_USER_AGENT || 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
-    },
+    outbound: outboundFromEnv(env),
     pdf: { threads: int(env, 'PDF_THREADS', cores, 1), timeoutMs: int(env, 'PDF_TIMEOUT_MS', 60_000, 100) },
     ocr: {
       workers: int(env, 'OCR_WORKERS', cores, 1),

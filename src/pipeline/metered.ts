@@ -105,15 +105,18 @@ export async function runEndpoint(
       if (!decision.allowed) throw httpErrors.tooManyAttempts(decision.headers);
     }
 
-    const validation = await validate(endpoint.schema, input);
+    const validation = await validate(endpoint.schema, input, services.outbound);
     if (!validation.ok) throw httpErrors.validation(validation.errors);
 
     if (endpoint.billing) {
       const prices = await services.prices.current();
       const cost = endpoint.billing.cost(validation.value as never, prices);
       const range = typeof cost === 'number' ? { min: cost, max: cost } : cost;
-      held = await services.ledger.hold({ requestId, userId: user.id, product: endpoint.billing.product, ...range });
-      if (held === 0) throw httpErrors.insufficientCredits();
+      // A price of 0 makes the operation free: nothing to hold.
+      if (range.max > 0) {
+        held = await services.ledger.hold({ requestId, userId: user.id, product: endpoint.billing.product, ...range });
+        if (held === 0) throw httpErrors.insufficientCredits();
+      }
     }
 
     const context: EndpointContext = {

@@ -16,6 +16,13 @@ export interface RuleContext {
   input: Record<string, unknown>;
   /** Rules of the same field (size rules need to know whether the field is numeric). */
   fieldRules: readonly Rule[];
+  /** What rules that look outside the request may use (e.g. resolving a URL's host). */
+  services: ValidationServices;
+}
+
+export interface ValidationServices {
+  /** True when the URL's host is, and resolves only to, public addresses (or is exempted). */
+  isPublicUrl(url: string): Promise<boolean>;
 }
 
 export interface Rule {
@@ -190,3 +197,26 @@ export function parseHttpUrl(value: string): URL | null {
     return null;
   }
 }
+
+/** The URL's path ends in one of `extensions` (case-insensitive, e.g. ".PDF" counts). */
+export const urlPathEndsWith = (extensions: readonly string[], message: string): Rule =>
+  custom(
+    'extension',
+    (value) => {
+      const parsed = typeof value === 'string' ? parseHttpUrl(value) : null;
+      if (!parsed) return false;
+      let pathname = parsed.pathname;
+      try {
+        pathname = decodeURIComponent(pathname);
+      } catch {
+        // keep the encoded form
+      }
+      const lower = pathname.toLowerCase();
+      return extensions.some((ext) => lower.endsWith(ext));
+    },
+    message,
+  );
+
+/** Refuses URLs whose host is, or resolves to, a non-public address (contract §5, §6). */
+export const publicAddress = (): Rule =>
+  custom('public_address', (value, ctx) => typeof value === 'string' && ctx.services.isPublicUrl(value.trim()), (attr) => `The ${attr} must point to a public address.`);

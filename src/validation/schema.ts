@@ -2,7 +2,7 @@
  * A request schema: fields with their rules, defaults and docs. The same object validates
  * requests (Laravel 8 behaviour and messages) and generates the OpenAPI description.
  */
-import { isBlank, isIntegerLike, type JsonSchema, type Rule, type RuleContext } from './rules.ts';
+import { isBlank, isIntegerLike, type JsonSchema, type Rule, type RuleContext, type ValidationServices } from './rules.ts';
 import type { FieldErrors } from '../http/errors.ts';
 
 export interface Field {
@@ -25,10 +25,15 @@ export type ValidationResult = { ok: true; value: Record<string, unknown> } | { 
 
 export const attributeName = (field: string) => field.replace(/_/g, ' ');
 
-export async function validate(schema: Schema, input: Record<string, unknown>): Promise<ValidationResult> {
+/** Refuses every outside look-up: for schemas whose rules never need one. */
+const NO_SERVICES: ValidationServices = {
+  isPublicUrl: async () => false,
+};
+
+export async function validate(schema: Schema, input: Record<string, unknown>, services: ValidationServices = NO_SERVICES): Promise<ValidationResult> {
   const errors: FieldErrors = {};
   for (const [name, field] of Object.entries(schema.fields)) {
-    const messages = await validateField(name, field, input);
+    const messages = await validateField(name, field, input, services);
     if (messages.length) errors[name] = messages;
   }
   if (schema.refine && Object.keys(errors).length === 0) await schema.refine(input, errors);
@@ -36,12 +41,12 @@ export async function validate(schema: Schema, input: Record<string, unknown>): 
   return { ok: true, value: coerce(schema, input) };
 }
 
-async function validateField(name: string, field: Field, input: Record<string, unknown>): Promise<string[]> {
+async function validateField(name: string, field: Field, input: Record<string, unknown>, services: ValidationServices): Promise<string[]> {
   const value = input[name];
   // As behind Laravel's TrimStrings and ConvertEmptyStringsToNull middleware, a blank value
   // counts as absent: only implicit rules see it, and the default applies.
   const present = !isBlank(value);
-  const context: RuleContext = { input, fieldRules: field.rules };
+  const context: RuleContext = { input, fieldRules: field.rules, services };
   const attribute = attributeName(name);
   const messages: string[] = [];
   for (const rule of field.rules) {
