@@ -11,6 +11,7 @@ import { CreditLedger } from './credits/ledger.ts';
 import { Prices } from './credits/prices.ts';
 import { HistoryStore } from './history/store.ts';
 import { MemoryThrottleStore, RedisThrottleStore, type ThrottleStore } from './throttle/limiter.ts';
+import { createOutboundClient, type ClosableOutboundClient } from './outbound/client.ts';
 
 export interface Services {
   config: Config;
@@ -21,6 +22,8 @@ export interface Services {
   history: HistoryStore;
   throttle: ThrottleStore;
   redis?: Redis;
+  /** The only way out to the network. */
+  outbound: ClosableOutboundClient;
   close(): Promise<void>;
 }
 
@@ -35,6 +38,7 @@ export async function createPlatformServices(config: Config, options: { migrate?
       await redis.connect();
     }
     const throttleStore = redis ? new RedisThrottleStore(redis) : new MemoryThrottleStore();
+    const outbound = createOutboundClient(config.outbound);
     return {
       config,
       db,
@@ -44,7 +48,9 @@ export async function createPlatformServices(config: Config, options: { migrate?
       history: new HistoryStore(db),
       throttle: throttleStore,
       redis,
+      outbound,
       async close() {
+        await outbound.close();
         await throttleStore.close();
         redis?.disconnect();
         await db.close();
