@@ -52,20 +52,33 @@ export function isIntegerLike(value: unknown): boolean {
   return typeof value === 'string' && INTEGER_TEXT.test(value) && Number.isSafeInteger(Number(value));
 }
 
+// PHP's is_numeric: decimal digits with an optional sign, fraction and exponent, surrounding
+// whitespace allowed. Unlike Number(), no hexadecimal, binary, "Infinity" or separators.
+const NUMERIC_TEXT = /^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$/;
+
 function isNumericLike(value: unknown): boolean {
   if (typeof value === 'number') return Number.isFinite(value);
-  return typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value));
+  return typeof value === 'string' && NUMERIC_TEXT.test(value);
 }
 
 type SizeKind = 'numeric' | 'string' | 'array' | 'file';
 
-function sizeOf(value: unknown, context: RuleContext): { kind: SizeKind; size: number } {
-  const numericField = context.fieldRules.some((r) => NUMERIC_RULES.has(r.name));
-  if (numericField && isNumericLike(value)) return { kind: 'numeric', size: Number(value) };
-  if (Array.isArray(value)) return { kind: 'array', size: value.length };
-  if (typeof value === 'string') return { kind: 'string', size: [...value].length };
-  if (typeof value === 'number') return { kind: 'numeric', size: value };
-  return { kind: 'string', size: 0 };
+const isNumericField = (context: RuleContext) => context.fieldRules.some((r) => NUMERIC_RULES.has(r.name));
+
+/** Laravel's getSize: the value itself only when a numeric field holds a number, else a count or a length. */
+function sizeOf(value: unknown, context: RuleContext): number {
+  if (isNumericField(context) && isNumericLike(value)) return Number(value);
+  if (Array.isArray(value)) return value.length;
+  if (typeof value === 'object' && value !== null) return Object.keys(value).length;
+  return [...String(value ?? '')].length;
+}
+
+/** Laravel's getAttributeType: the message form follows the field's rules, not the value
+ *  ("abc" in an integer field fails `between` by length but is told "between 10 and 100."). */
+function sizeKind(value: unknown, context: RuleContext): SizeKind {
+  if (isNumericField(context)) return 'numeric';
+  if (Array.isArray(value) || context.fieldRules.some((r) => r.name === 'array')) return 'array';
+  return 'string';
 }
 
 const SIZE_UNITS: Record<SizeKind, string> = { numeric: '', string: ' characters', array: ' items', file: ' kilobytes' };
@@ -107,9 +120,9 @@ export const object = (): Rule => ({
 
 export const min = (limit: number): Rule => ({
   name: 'min',
-  check: (value, ctx) => sizeOf(value, ctx).size >= limit,
+  check: (value, ctx) => sizeOf(value, ctx) >= limit,
   message: (attr, value, ctx) => {
-    const { kind } = sizeOf(value, ctx);
+    const kind = sizeKind(value, ctx);
     return kind === 'array' ? `The ${attr} must have at least ${limit} items.` : `The ${attr} must be at least ${limit}${SIZE_UNITS[kind]}.`;
   },
   describe: (s) => void (s.type === 'string' ? (s.minLength = limit) : (s.minimum = limit)),
@@ -117,9 +130,9 @@ export const min = (limit: number): Rule => ({
 
 export const max = (limit: number): Rule => ({
   name: 'max',
-  check: (value, ctx) => sizeOf(value, ctx).size <= limit,
+  check: (value, ctx) => sizeOf(value, ctx) <= limit,
   message: (attr, value, ctx) => {
-    const { kind } = sizeOf(value, ctx);
+    const kind = sizeKind(value, ctx);
     return kind === 'array'
       ? `The ${attr} may not have more than ${limit} items.`
       : `The ${attr} may not be greater than ${limit}${SIZE_UNITS[kind]}.`;
@@ -130,22 +143,30 @@ export const max = (limit: number): Rule => ({
 export const between = (low: number, high: number): Rule => ({
   name: 'between',
   check: (value, ctx) => {
-    const { size } = sizeOf(value, ctx);
+    const size = sizeOf(value, ctx);
     return size >= low && size <= high;
   },
-  message: (attr, value, ctx) => `The ${attr} must be between ${low} and ${high}${SIZE_UNITS[sizeOf(value, ctx).kind]}.`,
+  message: (attr, value, ctx) => {
+    const kind = sizeKind(value, ctx);
+    return kind === 'array'
+      ? `The ${attr} must have between ${low} and ${high} items.`
+      : `The ${attr} must be between ${low} and ${high}${SIZE_UNITS[kind]}.`;
+  },
   describe: (s) => {
     if (s.type === 'string') Object.assign(s, { minLength: low, maxLength: high });
     else Object.assign(s, { minimum: low, maximum: high });
   },
 });
 
+/** PHP's string cast: true is "1", false is "". */
+const phpString = (value: string | number | boolean) => (typeof value === 'boolean' ? (value ? '1' : '') : String(value));
+
 /** Laravel's `in`: compares the value as a string, case-sensitively. */
 export const oneOf = (allowed: readonly string[]): Rule => {
   const set = new Set(allowed);
   return {
     name: 'in',
-    check: (value) => (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') && set.has(String(value)),
+    check: (value) => (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') && set.has(phpString(value)),
     message: (attr) => `The selected ${attr} is invalid.`,
     describe: (s) => void (s.enum = [...allowed]),
   };

@@ -32,13 +32,25 @@ const NO_SERVICES: ValidationServices = {
 
 export async function validate(schema: Schema, input: Record<string, unknown>, services: ValidationServices = NO_SERVICES): Promise<ValidationResult> {
   const errors: FieldErrors = {};
+  const trimmed = trimStrings(schema, input);
   for (const [name, field] of Object.entries(schema.fields)) {
-    const messages = await validateField(name, field, input, services);
+    const messages = await validateField(name, field, trimmed, services);
     if (messages.length) errors[name] = messages;
   }
-  if (schema.refine && Object.keys(errors).length === 0) await schema.refine(input, errors);
+  if (schema.refine && Object.keys(errors).length === 0) await schema.refine(trimmed, errors);
   if (Object.keys(errors).length) return { ok: false, errors };
-  return { ok: true, value: coerce(schema, input) };
+  return { ok: true, value: coerce(schema, trimmed) };
+}
+
+/** Laravel's TrimStrings middleware runs before validation, so rules see trimmed strings
+ *  (" a@example.com " is a valid e-mail). Secret fields are kept as sent, as Laravel keeps passwords. */
+function trimStrings(schema: Schema, input: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...input };
+  for (const [name, field] of Object.entries(schema.fields)) {
+    const value = out[name];
+    if (typeof value === 'string' && !field.secret) out[name] = value.trim();
+  }
+  return out;
 }
 
 async function validateField(name: string, field: Field, input: Record<string, unknown>, services: ValidationServices): Promise<string[]> {
@@ -60,14 +72,13 @@ async function validateField(name: string, field: Field, input: Record<string, u
   return messages;
 }
 
-/** Valid input → typed values: trimmed strings, integers from numeric strings, booleans from 0/1, defaults. */
+/** Valid (trimmed) input → typed values: integers from numeric strings, booleans from 0/1, defaults. */
 function coerce(schema: Schema, input: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [name, field] of Object.entries(schema.fields)) {
     let value = input[name];
     if (isBlank(value)) value = field.default;
     if (value === undefined) continue;
-    if (typeof value === 'string' && !field.secret) value = value.trim();
     const kinds = new Set(field.rules.map((r) => r.name));
     if (kinds.has('integer') && isIntegerLike(value)) value = Number(value);
     if (kinds.has('boolean')) value = value === true || value === 1 || value === '1';
