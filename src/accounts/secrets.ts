@@ -19,10 +19,13 @@ export function sha256Hex(value: string): string {
   return createHash('sha256').update(value, 'utf8').digest('hex');
 }
 
+const HEX = /^(?:[0-9a-fA-F]{2})+$/;
+
+/** Compares two hex digests in constant time. Anything that is not whole hex is unequal:
+ *  Buffer.from(…, 'hex') would silently stop at the first bad digit and compare a prefix. */
 export function hashesEqual(aHex: string, bHex: string): boolean {
-  const a = Buffer.from(aHex, 'hex');
-  const b = Buffer.from(bHex, 'hex');
-  return a.length === b.length && a.length > 0 && timingSafeEqual(a, b);
+  if (!HEX.test(aHex) || !HEX.test(bHex) || aHex.length !== bHex.length) return false;
+  return timingSafeEqual(Buffer.from(aHex, 'hex'), Buffer.from(bHex, 'hex'));
 }
 
 export const TOKEN_SECRET_LENGTH = 40;
