@@ -97,14 +97,11 @@ class GuardedOutboundClient implements ClosableOutboundClient {
           if (hops.length > maxRedirects) {
             throw new OutboundError('too_many_redirects', `More than ${maxRedirects} redirects`, currentUrl);
           }
-          currentUrl = location;
           hop = nextHop(hop, response.statusCode, location);
           continue;
         }
 
-        const contentEncoding = firstValue(response.headers['content-encoding']);
-        const declaredLength = Number(firstValue(response.headers['content-length']) ?? Number.NaN);
-        const { body, decoded } = await readBody(response.body, contentEncoding, outbound.maxBytes, declaredLength);
+        const { body, decoded } = await readResponseBody(hop.method, response, outbound.maxBytes);
         return {
           url: hop.url.href,
           status: response.statusCode,
@@ -238,6 +235,24 @@ function settleOnAbort<T>(promise: Promise<T>, signal: AbortSignal, dispose: (la
       },
     );
   });
+}
+
+/**
+ * The decoded, capped body. A HEAD answer or a 204/304 has no body by definition, so its headers
+ * (Content-Length of the resource, Content-Encoding) are left as the server sent them.
+ */
+async function readResponseBody(
+  method: Hop['method'],
+  response: Dispatcher.ResponseData,
+  maxBytes: number,
+): Promise<{ body: Buffer; decoded: boolean }> {
+  if (method === 'HEAD' || response.statusCode === 204 || response.statusCode === 304) {
+    await discard(response.body);
+    return { body: Buffer.alloc(0), decoded: false };
+  }
+  const contentEncoding = firstValue(response.headers['content-encoding']);
+  const declaredLength = Number(firstValue(response.headers['content-length']) ?? Number.NaN);
+  return readBody(response.body, contentEncoding, maxBytes, declaredLength);
 }
 
 /** Drops a redirect's body, keeping the connection reusable when the body is small. */

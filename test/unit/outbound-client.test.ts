@@ -357,6 +357,13 @@ describe('allowed server: ordinary responses', () => {
     });
   }
 
+  test('HEAD keeps the announced length and is not held to the body cap', async () => {
+    const response = await get(allowing, `http://127.0.0.1:${A}/big-cl`, { method: 'HEAD' });
+    assert.equal(response.status, 200);
+    assert.equal(response.headers['content-length'], String(2 * ONE_MB));
+    assert.equal(response.body.length, 0);
+  });
+
   test('a body of exactly maxBytes is accepted', async () => {
     const response = await get(allowing, `http://127.0.0.1:${A}/exact?n=1000`, { maxBytes: 1000 });
     assert.equal(response.body.length, 1000);
