@@ -1,0 +1,145 @@
+import { availableParallelism } from 'node:os';
+import { assertEngineAssets } from './engine.ts';
+import { normalizeImage, upscaleImage } from './normalize.ts';
+import type { NormalizeLimits, NormalizedImage } from './normalize.ts';
+import { OcrBusyError, OcrClosedError } from './outcome.ts';
+import type { OcrOutcome } from './outcome.ts';
+import { createOcrPool } from './pool.ts';
+import type { PassResult, PoolStats, SpawnEngine } from './pool.ts';
+import { smallTextUpscaleFactor } from './small-text.ts';
+import { cleanOcrText } from './text.ts';
+
+export { OcrBusyError, OcrClosedError } from './outcome.ts';
+export type { OcrOutcome } from './outcome.ts';
+export type { PoolStats } from './pool.ts';
+
+export interface ImageOcrOptions {
+  /** OCR engines in parallel, one core each. Default: the number of cores. */
+  workers?: number;
+  /** Time limit per image, for decoding and again for recognition (all passes). Default 30 000. */
+  timeoutMs?: number;
+  /** Largest input accepted, in pixels (width × height), checked before decoding. Default 50 000 000. */
+  maxPixels?: number;
+  /** An engine is replaced by a fresh one after this many images. Default 200. */
+  recycleAfter?: number;
+  /** Images allowed to wait for an engine before recognize() throws OcrBusyError. Default 16 per worker. */
+  maxQueue?: number;
+  /** Starts one engine; for tests of the pool's lifecycle. */
+  spawnEngine?: SpawnEngine;
+}
+
+export interface ImageOcr {
+  /** Starts and loads every engine (about 0.3 s each); recognize() also does it on first use. */
+  warm(): Promise<void>;
+  /**
+   * Text of one image. Rejects only when the server cannot take the image (OcrBusyError), when
+   * closed (OcrClosedError) or when `signal` aborts (with its reason); every problem with the
+   * image itself is an outcome.
+   */
+  recognize(data: Uint8Array, signal?: AbortSignal): Promise<OcrOutcome>;
+  stats(): PoolStats;
+  close(): Promise<void>;
+}
+
+export const OCR_DEFAULTS = {
+  timeoutMs: 30_000,
+  maxPixels: 50_000_000,
+  recycleAfter: 200,
+  queuePerWorker: 16,
+} as const;
+
+/**
+ * Longest side of the image given to the engine: 4000 px keeps an A4 page near 340 dpi (plenty for
+ * OCR) and bounds a recognition's memory and time; larger images are scaled down.
+ */
+export const OCR_MAX_SIDE = 4000;
+
+export function createImageOcr(options: ImageOcrOptions = {}): ImageOcr {
+  const workers = positiveInteger('workers', options.workers ?? availableParallelism());
+  const timeoutMs = positiveInteger('timeoutMs', options.timeoutMs ?? OCR_DEFAULTS.timeoutMs);
+  const limits: NormalizeLimits = {
+    maxInputPixels: positiveInteger('maxPixels', options.maxPixels ?? OCR_DEFAULTS.maxPixels),
+    maxSide: OCR_MAX_SIDE,
+    timeoutMs,
+  };
+  const poolOptions = {
+    workers,
+    recycleAfter: positiveInteger('recycleAfter', options.recycleAfter ?? OCR_DEFAULTS.recycleAfter),
+    maxQueue: positiveInteger('maxQueue', options.maxQueue ?? workers * OCR_DEFAULTS.queuePerWorker),
+  };
+  if (!options.spawnEngine) assertEngineAssets();
+  const pool = createOcrPool(poolOptions, options.spawnEngine);
+  let closed = false;
+
+  async function recognize(data: Uint8Array, signal?: AbortSignal): Promise<OcrOutcome> {
+    if (closed) throw new OcrClosedError();
+    signal?.throwIfAborted();
+    // Refused before decoding: an overloaded server should not spend work on what it cannot run.
+    if (!pool.hasCapacity()) throw new OcrBusyError(pool.stats().queued);
+
+    const image = await normalizeImage(data, limits);
+    signal?.throwIfAborted();
+    if (image.kind !== 'ok') return image;
+
+    const first = await pool.recognize({ image: image.png, timeoutMs, signal });
+    if (first.kind !== 'ok') return engineFailure(first);
+    const better = await readSmallTextLarger(image, first, signal);
+    return { kind: 'ok', text: cleanOcrText((better ?? first).text) };
+  }
+
+  /** Second pass on an enlarged image when the first found small text; null when not needed or not better. */
+  async function readSmallTextLarger(
+    image: NormalizedImage,
+    first: Extract<PassResult, { kind: 'ok' }>,
+    signal: AbortSignal | undefined,
+  ): Promise<Extract<PassResult, { kind: 'ok' }> | null> {
+    const factor = smallTextUpscaleFactor(first, image, OCR_MAX_SIDE);
+    if (factor === null) return null;
+    const remainingMs = Math.floor(timeoutMs - first.elapsedMs);
+    // Recognition time grows about with the pixel count; a pass that cannot finish is not started.
+    if (remainingMs < first.elapsedMs * factor * factor) return null;
+
+    const larger = await upscaleImage(image, factor).catch(() => null);
+    if (!larger) return null;
+    const second = await pool.recognize({ image: larger.png, timeoutMs: remainingMs, signal, continuation: true });
+    // The enlarged read wins unless the engine is less sure of it; a failed second pass keeps the first.
+    return second.kind === 'ok' && second.confidence >= first.confidence ? second : null;
+  }
+
+  async function close(): Promise<void> {
+    closed = true;
+    await pool.close();
+  }
+
+  return { warm: pool.warm, recognize, stats: pool.stats, close };
+}
+
+function engineFailure(result: Exclude<PassResult, { kind: 'ok' }>): OcrOutcome {
+  if (result.kind === 'timeout') return { kind: 'timeout' };
+  return { kind: 'invalid_image', reason: `the OCR engine could not read the image: ${result.reason}` };
+}
+
+/**
+ * Options from the environment (OCR_WORKERS, OCR_TIMEOUT_MS, OCR_MAX_PIXELS, OCR_RECYCLE_AFTER,
+ * OCR_MAX_QUEUE); unset or empty variables keep the defaults, malformed ones throw.
+ */
+export function imageOcrOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): ImageOcrOptions {
+  const read = (name: string): number | undefined => {
+    const raw = env[name]?.trim();
+    if (!raw) return undefined;
+    if (!/^\d+$/.test(raw)) throw new RangeError(`${name} must be a positive integer, got "${raw}"`);
+    return positiveInteger(name, Number(raw));
+  };
+  return {
+    workers: read('OCR_WORKERS'),
+    timeoutMs: read('OCR_TIMEOUT_MS'),
+    maxPixels: read('OCR_MAX_PIXELS'),
+    recycleAfter: read('OCR_RECYCLE_AFTER'),
+    maxQueue: read('OCR_MAX_QUEUE'),
+  };
+}
+
+function positiveInteger(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${value}`);
+  return value;
+}
