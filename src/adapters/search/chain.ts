@@ -1,0 +1,289 @@
+/**
+ * The search chain: tries the configured engines in order and returns the first clean answer.
+ *
+ * - The user's page of `perPage` results maps onto `ceil(perPage / 10)` upstream pages of one
+ *   engine, starting at upstream page `(page - 1) * ceil(perPage / 10) + 1`, fetched
+ *   concurrently and merged in page order.
+ * - The first upstream page decides: blocked, a network error or a timeout there moves on to
+ *   the next engine (the reason is recorded). A later page of the fan-out that fails is
+ *   dropped and the pages that answered are kept.
+ * - `no_results` from an engine that answered cleanly is final: the next engine is not asked,
+ *   because a clean "nothing found" is an answer, and asking every engine would multiply the
+ *   upstream load for exactly the queries that have nothing to show.
+ * - After merging: when the first two results share a URL the first is dropped, then the list
+ *   is trimmed to `perPage`.
+ */
+import { OutboundError } from '../../outbound/types.ts';
+import type { OutboundClient } from '../../outbound/types.ts';
+import { searchCacheKey } from './cache.ts';
+import type { SearchCache } from './cache.ts';
+import { DEFAULT_BASE_URLS, ENGINES, isEngineName } from './engines/index.ts';
+import type {
+  EngineName,
+  ParseOutcome,
+  SearchEngine,
+  SearchParams,
+  SearchResult,
+  UpstreamRequest,
+  UpstreamResponse,
+} from './types.ts';
+
+/** Results per upstream page the chain plans with. */
+export const UPSTREAM_PAGE_SIZE = 10;
+/** Cap on one upstream page's decoded body. */
+export const MAX_UPSTREAM_BYTES = 10 * 1024 * 1024;
+
+/** Engines that need no browser, in the order used when SEARCH_ENGINES is not set. */
+export const DEFAULT_SEARCH_ENGINES: readonly EngineName[] = ['bing', 'duckduckgo', 'brave', 'mojeek', 'startpage'];
+
+/** The default order for a deployment: Google first only when a browser can fetch it. */
+export function defaultSearchEngines(hasBrowser: boolean): EngineName[] {
+  return hasBrowser ? ['google', ...DEFAULT_SEARCH_ENGINES] : [...DEFAULT_SEARCH_ENGINES];
+}
+
+export interface SearchRequest extends SearchParams {
+  perPage: number;
+}
+
+export interface EngineAttempt {
+  engine: EngineName;
+  reason: string;
+}
+
+export type SearchOutcome =
+  | { kind: 'results'; results: SearchResult[]; engine: EngineName }
+  | { kind: 'no_results'; engine: EngineName }
+  | { kind: 'unavailable'; attempts: EngineAttempt[] };
+
+/** Fetches a request in a JavaScript-capable browser; used for engines flagged `needsBrowser`. */
+export type BrowserFetch = (request: UpstreamRequest) => Promise<UpstreamResponse>;
+
+/** The subset of a pino/fastify logger the chain writes to. */
+export interface SearchLogger {
+  warn(details: Record<string, unknown>, message: string): void;
+}
+
+export interface SearchChainOptions {
+  /** Engine names in the order to try them (SEARCH_ENGINES). */
+  engines: readonly string[];
+  fetch: OutboundClient;
+  /** Per-engine base URL; engines not listed use DEFAULT_BASE_URLS. */
+  baseUrls?: Partial<Record<string, string>>;
+  /** Deadline of one upstream request (connect + body). */
+  timeoutMs: number;
+  cache?: SearchCache;
+  /** SEARCH_CACHE_TTL; required with `cache`. */
+  cacheTtlSeconds?: number;
+  browserFetch?: BrowserFetch;
+  logger?: SearchLogger;
+  /** Clock for engines whose time filters are dates. */
+  now?: () => Date;
+}
+
+export interface SearchChain {
+  /** The engines actually in use, in order. */
+  readonly engines: readonly EngineName[];
+  search(request: SearchRequest): Promise<SearchOutcome>;
+}
+
+/** A SEARCH_* setting the service cannot start with. */
+export class SearchConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SearchConfigError';
+  }
+}
+
+type PageOutcome = ParseOutcome | { kind: 'failed'; reason: string };
+
+type EngineOutcome =
+  | { kind: 'results'; results: SearchResult[] }
+  | { kind: 'no_results' }
+  | { kind: 'failed'; reason: string };
+
+function resolveEngines(options: SearchChainOptions): SearchEngine[] {
+  const engines: SearchEngine[] = [];
+  for (const name of options.engines) {
+    if (!isEngineName(name)) {
+      throw new SearchConfigError(`Unknown search engine "${name}" in SEARCH_ENGINES (known: ${Object.keys(ENGINES).join(', ')})`);
+    }
+    const engine = ENGINES[name];
+    if (engines.includes(engine)) continue;
+    if (engine.needsBrowser && !options.browserFetch) {
+      options.logger?.warn({ engine: name }, 'search engine needs a browser and none is configured; leaving it out of the chain');
+      continue;
+    }
+    engines.push(engine);
+  }
+  if (engines.length === 0) throw new SearchConfigError('SEARCH_ENGINES leaves no usable search engine');
+  return engines;
+}
+
+function validateOptions(options: SearchChainOptions): void {
+  if (!(options.timeoutMs > 0)) throw new SearchConfigError('search timeoutMs must be a positive number');
+  if (options.cache && !(options.cacheTtlSeconds !== undefined && options.cacheTtlSeconds > 0)) {
+    throw new SearchConfigError('a search cache needs a positive cacheTtlSeconds (SEARCH_CACHE_TTL)');
+  }
+  for (const [name, url] of Object.entries(options.baseUrls ?? {})) {
+    if (url === undefined) continue;
+    try {
+      new URL(url);
+    } catch {
+      throw new SearchConfigError(`Invalid base URL for search engine "${name}": ${url}`);
+    }
+  }
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof OutboundError) return `${error.code}: ${error.message}`;
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+/** Decodes with the charset the engine declares; engines serve UTF-8 in practice. */
+function decodeBody(body: Uint8Array, contentType: string | undefined): string {
+  const charset = /charset="?([\w-]+)/i.exec(contentType ?? '')?.[1];
+  try {
+    return new TextDecoder(charset ?? 'utf-8').decode(body);
+  } catch {
+    return new TextDecoder('utf-8').decode(body);
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timeout after ${timeoutMs} ms`)), timeoutMs);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+function headerValue(headers: Record<string, string>, name: string): string | undefined {
+  const match = Object.keys(headers).find((key) => key.toLowerCase() === name);
+  return match === undefined ? undefined : headers[match];
+}
+
+/** Drops the first result when the first two share a URL (the original service's rule). */
+export function dropLeadingDuplicate(results: SearchResult[]): SearchResult[] {
+  return results.length >= 2 && results[0].url === results[1].url ? results.slice(1) : results;
+}
+
+export function upstreamPages(page: number, perPage: number): number[] {
+  const span = Math.ceil(perPage / UPSTREAM_PAGE_SIZE);
+  const first = (page - 1) * span + 1;
+  return Array.from({ length: span }, (_, index) => first + index);
+}
+
+export function createSearchChain(options: SearchChainOptions): SearchChain {
+  validateOptions(options);
+  const engines = resolveEngines(options);
+  const { fetch: client, timeoutMs, cache, browserFetch, logger } = options;
+  const cacheTtlSeconds = options.cacheTtlSeconds ?? 0;
+  const now = options.now ?? (() => new Date());
+
+  async function fetchUpstream(engine: SearchEngine, request: UpstreamRequest, country: string, signal: AbortSignal): Promise<UpstreamResponse> {
+    if (engine.needsBrowser && browserFetch) return withTimeout(browserFetch(request), timeoutMs);
+    const response = await client.fetch(request.url, {
+      method: request.method,
+      headers: request.headers,
+      body: request.body,
+      maxBytes: MAX_UPSTREAM_BYTES,
+      timeoutMs,
+      // Results are localised by the exit's location too; the client ignores this without a proxy.
+      proxyCountry: country || undefined,
+      signal,
+    });
+    return {
+      status: response.status,
+      url: response.url,
+      headers: response.headers,
+      body: decodeBody(response.body, headerValue(response.headers, 'content-type')),
+    };
+  }
+
+  async function fetchPage(engine: SearchEngine, params: SearchParams, page: number, signal: AbortSignal): Promise<PageOutcome> {
+    const baseUrl = options.baseUrls?.[engine.name] ?? DEFAULT_BASE_URLS[engine.name];
+    let response: UpstreamResponse;
+    try {
+      response = await fetchUpstream(engine, engine.buildRequest(params, page, baseUrl, now()), params.country, signal);
+    } catch (error) {
+      return { kind: 'failed', reason: describeError(error) };
+    }
+    try {
+      return engine.parse(response);
+    } catch (error) {
+      return { kind: 'failed', reason: `unreadable page: ${describeError(error)}` };
+    }
+  }
+
+  async function searchEngine(engine: SearchEngine, request: SearchRequest): Promise<EngineOutcome> {
+    const { perPage, ...params } = request;
+    const pages = upstreamPages(request.page, perPage);
+    const abort = new AbortController();
+    // fetchPage never rejects, so pages left running after an early return cannot go unhandled.
+    const pending = pages.map((page) => fetchPage(engine, params, page, abort.signal));
+
+    const first = await pending[0];
+    if (first.kind === 'blocked' || first.kind === 'failed') {
+      abort.abort();
+      return { kind: 'failed', reason: first.reason };
+    }
+    if (first.kind === 'no_results') {
+      abort.abort();
+      return { kind: 'no_results' };
+    }
+
+    const outcomes = await Promise.all(pending);
+    const merged: SearchResult[] = [];
+    outcomes.forEach((outcome, index) => {
+      if (outcome.kind === 'results') {
+        merged.push(...outcome.results);
+      } else if (index > 0) {
+        const reason = outcome.kind === 'no_results' ? 'no results' : outcome.reason;
+        logger?.warn({ engine: engine.name, upstreamPage: pages[index], reason }, 'an additional search page failed; keeping the others');
+      }
+    });
+    return { kind: 'results', results: dropLeadingDuplicate(merged).slice(0, perPage) };
+  }
+
+  async function readCache(key: string) {
+    try {
+      return await cache?.get(key);
+    } catch (error) {
+      logger?.warn({ error: describeError(error) }, 'search cache read failed; searching upstream');
+      return undefined;
+    }
+  }
+
+  async function writeCache(key: string, results: SearchResult[], engine: EngineName): Promise<void> {
+    try {
+      await cache?.set(key, { results, engine }, cacheTtlSeconds);
+    } catch (error) {
+      logger?.warn({ error: describeError(error) }, 'search cache write failed');
+    }
+  }
+
+  async function search(request: SearchRequest): Promise<SearchOutcome> {
+    if (!Number.isInteger(request.page) || request.page < 1) throw new RangeError('page must be an integer >= 1');
+    if (!Number.isInteger(request.perPage) || request.perPage < 1) throw new RangeError('perPage must be an integer >= 1');
+
+    const key = searchCacheKey(request);
+    const cached = await readCache(key);
+    if (cached) return { kind: 'results', results: cached.results, engine: cached.engine };
+
+    const attempts: EngineAttempt[] = [];
+    for (const engine of engines) {
+      const outcome = await searchEngine(engine, request);
+      if (outcome.kind === 'results') {
+        await writeCache(key, outcome.results, engine.name);
+        return { kind: 'results', results: outcome.results, engine: engine.name };
+      }
+      if (outcome.kind === 'no_results') return { kind: 'no_results', engine: engine.name };
+      attempts.push({ engine: engine.name, reason: outcome.reason });
+      logger?.warn({ engine: engine.name, reason: outcome.reason }, 'search engine failed; trying the next one');
+    }
+    return { kind: 'unavailable', attempts };
+  }
+
+  return { engines: engines.map((engine) => engine.name), search };
+}

@@ -1,0 +1,176 @@
+/**
+ * DuckDuckGo's JavaScript-free endpoint (html.duckduckgo.com/html/), queried the way its own
+ * form does: a POST of form fields.
+ *
+ * Region: `kl` (e.g. "us-en", "uk-en", "wt-wt" for no region), as a field and a cookie.
+ * Paging: `s` (offset) and `dc` (offset + 1) plus the fixed fields of the "Next" form.
+ * Time: `df` = d/w/m/y; DuckDuckGo has no past-hour filter, so hour uses the past day.
+ *
+ * The parser also reads the lite endpoint's table layout (lite.duckduckgo.com/lite/), which
+ * costs a few lines and lets the same adapter read either page.
+ */
+import type { CheerioAPI } from 'cheerio';
+import type { ParseOutcome, SearchEngine, SearchLanguage, SearchParams, SearchResult, TimeRange, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import {
+  browserHeaders,
+  buildUrl,
+  cookieHeader,
+  formBody,
+  isEngineUrl,
+  openPage,
+  pushResult,
+  resolveLink,
+  settle,
+  textOf,
+  pageTextReader,
+} from './shared.ts';
+
+/** The regions of DuckDuckGo's region selector: "<region>-<language>". */
+const REGIONS = [
+  'ar-es', 'au-en', 'at-de', 'be-fr', 'be-nl', 'br-pt', 'bg-bg', 'ca-en', 'ca-fr', 'ct-ca', 'cl-es', 'cn-zh',
+  'co-es', 'hr-hr', 'cz-cs', 'dk-da', 'ee-et', 'fi-fi', 'fr-fr', 'de-de', 'gr-el', 'hk-tzh', 'hu-hu', 'is-is',
+  'in-en', 'id-en', 'ie-en', 'il-en', 'it-it', 'jp-jp', 'kr-kr', 'lv-lv', 'lt-lt', 'my-en', 'mx-es', 'nl-nl',
+  'nz-en', 'no-no', 'pk-en', 'pe-es', 'ph-en', 'pl-pl', 'pt-pt', 'ro-ro', 'ru-ru', 'xa-ar', 'sg-en', 'sk-sk',
+  'sl-sl', 'za-en', 'es-ca', 'es-es', 'se-sv', 'ch-de', 'ch-fr', 'tw-tzh', 'th-en', 'tr-tr', 'us-en', 'us-es',
+  'ua-uk', 'uk-en', 'vn-en',
+];
+
+/** Where DuckDuckGo's region code differs from ISO 3166. */
+const REGION_ALIASES: Record<string, string> = { gb: 'uk', si: 'sl' };
+
+/** DuckDuckGo's language suffix where it differs from ISO 639-1. */
+const LANGUAGE_SUFFIX: Partial<Record<SearchLanguage, string>> = { ja: 'jp', ko: 'kr', zh: 'tzh' };
+
+export function regionCode(country: string, language: SearchLanguage): string {
+  const region = REGION_ALIASES[country] ?? country;
+  const candidates = REGIONS.filter((code) => code.startsWith(`${region}-`));
+  const wanted = [`${region}-${language}`, `${region}-${LANGUAGE_SUFFIX[language] ?? language}`];
+  const match = candidates.find((code) => wanted.includes(code)) ?? candidates[0];
+  if (match) return match;
+  return language === 'ar' ? 'xa-ar' : 'wt-wt';
+}
+
+function dateFilter(range: TimeRange | undefined): string {
+  switch (range) {
+    case undefined:
+      return '';
+    case 'hour':
+    case 'day':
+      return 'd';
+    case 'week':
+      return 'w';
+    case 'month':
+      return 'm';
+    case 'year':
+      return 'y';
+  }
+}
+
+function buildRequest(params: SearchParams, page: number, baseUrl: string): UpstreamRequest {
+  const kl = regionCode(params.country, params.language);
+  const df = dateFilter(params.timeRange);
+  const offset = (page - 1) * 10;
+  const url = buildUrl(baseUrl, 'html/', {});
+  const cookies: Record<string, string> = { kl };
+  if (df) cookies.df = df;
+  return {
+    url,
+    method: 'POST',
+    headers: {
+      ...browserHeaders(params.language, params.country),
+      'Content-Type': 'application/x-www-form-urlencoded',
+      Referer: url,
+      Cookie: cookieHeader(cookies),
+    },
+    // Field order and values mirror the page's own search and "Next" forms.
+    body: formBody({
+      q: params.query,
+      s: page > 1 ? String(offset) : undefined,
+      nextParams: page > 1 ? '' : undefined,
+      v: page > 1 ? 'l' : undefined,
+      o: page > 1 ? 'json' : undefined,
+      dc: page > 1 ? String(offset + 1) : undefined,
+      api: page > 1 ? 'd.js' : undefined,
+      kl,
+      df,
+    }),
+  };
+}
+
+const DDG_HOSTS = /(^|\.)duckduckgo\.com$/i;
+
+/** `//duckduckgo.com/l/?uddg=<target>&rut=...` is DuckDuckGo's click redirect. */
+function unwrapDuckDuckGo(pageUrl: string) {
+  return (url: URL): string | undefined => {
+    if (url.pathname !== '/l/' || !isEngineUrl(url, pageUrl, DDG_HOSTS)) return undefined;
+    return url.searchParams.get('uddg') ?? undefined;
+  };
+}
+
+/** Ad clicks go through duckduckgo.com/y.js; they are never organic. */
+function isAdLink(href: string | undefined): boolean {
+  return href !== undefined && /duckduckgo\.com\/y\.js|[?&]ad_provider=/i.test(href);
+}
+
+function parseHtmlLayout($: CheerioAPI, pageUrl: string): SearchResult[] {
+  const unwrap = unwrapDuckDuckGo(pageUrl);
+  const results: SearchResult[] = [];
+  $('.result').each((_, element) => {
+    const item = $(element);
+    if (item.is('.result--ad, .result--ad--small') || item.find('.badge--ad').length > 0) return;
+    const link = item.find('a.result__a').first();
+    const href = link.attr('href');
+    if (isAdLink(href)) return;
+    pushResult(results, {
+      title: textOf(link),
+      description: textOf(item.find('.result__snippet')),
+      meta_data: textOf(item.find('.result__url')),
+      url: resolveLink(href, pageUrl, unwrap) ?? '',
+    });
+  });
+  return results;
+}
+
+/** Lite: one table, each result spread over rows (link, snippet, display URL). */
+function parseLiteLayout($: CheerioAPI, pageUrl: string): SearchResult[] {
+  const unwrap = unwrapDuckDuckGo(pageUrl);
+  const results: SearchResult[] = [];
+  $('a.result-link').each((_, element) => {
+    const link = $(element);
+    const row = link.closest('tr');
+    const href = link.attr('href');
+    if (row.is('.result-sponsored') || isAdLink(href)) return;
+    const rows = row.nextUntil('tr:has(a.result-link)');
+    pushResult(results, {
+      title: textOf(link),
+      description: textOf(rows.find('.result-snippet')),
+      meta_data: textOf(rows.find('.link-text')),
+      url: resolveLink(href, pageUrl, unwrap) ?? '',
+    });
+  });
+  return results;
+}
+
+function parse(response: UpstreamResponse): ParseOutcome {
+  const page = openPage(response);
+  if ('blocked' in page) return page.blocked;
+  const { $ } = page;
+  const isLite = $('a.result-link').length > 0;
+  const results = isLite ? parseLiteLayout($, response.url) : parseHtmlLayout($, response.url);
+
+  const pageText = pageTextReader($);
+  return settle($, response, results, {
+    blockReason: () => {
+      if ($('.anomaly-modal, .anomaly-modal__modal, form#challenge-form, form[action*="anomaly" i]').length > 0) {
+        return 'DuckDuckGo anomaly challenge';
+      }
+      const text = pageText();
+      if (/bots use DuckDuckGo too/i.test(text)) return 'DuckDuckGo anomaly challenge';
+      if (/being redirected to the non-JavaScript site/i.test(text)) return 'DuckDuckGo JavaScript page (no results in HTML)';
+      return undefined;
+    },
+    hasNoResultsMarker: () => $('.no-results, .result--no-result').length > 0,
+  });
+}
+
+export const duckduckgo: SearchEngine = { name: 'duckduckgo', needsBrowser: false, buildRequest, parse };

@@ -1,0 +1,146 @@
+/**
+ * Google web search (www.google.com/search). Google answers plain HTTP clients with a page
+ * that needs JavaScript, so the chain only uses this engine through a browser (`needsBrowser`);
+ * the parser reads the rendered desktop page and the older JavaScript-free layout alike.
+ *
+ * Locale: `hl` (interface, "<lang>-<COUNTRY>"), `gl` (country), `lr` (result language).
+ * Paging: `start` = zero-based offset, `num=10`. Time: `tbs=qdr:h|d|w|m|y`.
+ * `filter=0` keeps Google from folding "similar" results; the `CONSENT` cookie pre-answers
+ * the cookie wall shown in the EU.
+ */
+import type { Cheerio, CheerioAPI } from 'cheerio';
+import type { AnyNode } from 'domhandler';
+import type { ParseOutcome, SearchEngine, SearchParams, SearchResult, TimeRange, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import { browserHeaders, buildUrl, isEngineUrl, openPage, pageTextReader, pushResult, resolveLink, settle, textOf, textOfFirst } from './shared.ts';
+
+const TIME_UNITS: Record<TimeRange, string> = { hour: 'h', day: 'd', week: 'w', month: 'm', year: 'y' };
+
+function resultLanguage(params: SearchParams): string {
+  if (params.language !== 'zh') return `lang_${params.language}`;
+  return params.country === 'tw' || params.country === 'hk' ? 'lang_zh-TW' : 'lang_zh-CN';
+}
+
+function buildRequest(params: SearchParams, page: number, baseUrl: string): UpstreamRequest {
+  return {
+    url: buildUrl(baseUrl, 'search', {
+      q: params.query,
+      hl: params.country ? `${params.language}-${params.country.toUpperCase()}` : params.language,
+      gl: params.country || undefined,
+      lr: resultLanguage(params),
+      start: page > 1 ? String((page - 1) * 10) : undefined,
+      num: '10',
+      filter: '0',
+      tbs: params.timeRange ? `qdr:${TIME_UNITS[params.timeRange]}` : undefined,
+      ie: 'utf8',
+      oe: 'utf8',
+    }),
+    method: 'GET',
+    headers: { ...browserHeaders(params.language, params.country), Cookie: 'CONSENT=YES+' },
+  };
+}
+
+const GOOGLE_HOSTS = /(^|\.)google\.[a-z.]+$/i;
+
+/** `/url?q=<target>` (or `url=`) is Google's click redirect. */
+function unwrapGoogle(pageUrl: string) {
+  return (url: URL): string | undefined => {
+    if (url.pathname !== '/url' || !isEngineUrl(url, pageUrl, GOOGLE_HOSTS)) return undefined;
+    return url.searchParams.get('q') ?? url.searchParams.get('url') ?? undefined;
+  };
+}
+
+/** Blocks that are not organic results: ads, "People also ask", carousels, knowledge panels. */
+const NOT_ORGANIC = [
+  '#tads',
+  '#tadsb',
+  '#bottomads',
+  '[data-text-ad]',
+  '.commercial-unit-desktop-top',
+  '.commercial-unit-desktop-rhs',
+  '.related-question-pair',
+  '[data-initq]',
+  'g-section-with-header',
+  'g-scrolling-carousel',
+  'g-inner-card',
+  'video-voyager',
+  '#rhs',
+  '.kp-wholepage',
+  '.knowledge-panel',
+  '.kno-kp',
+].join(', ');
+
+/** The smallest block that holds one result, in the rendered and in the JavaScript-free layout. */
+const RESULT_BLOCK = 'div.g, div.tF2Cxc, div.MjjYud, div.Gx5Zad';
+
+/** Google's own pages, linked from result slots (more results, images), are never results. */
+function isInternalLink(url: string, pageUrl: string): boolean {
+  const parsed = new URL(url);
+  if (/(^|\.)googleadservices\.com$/i.test(parsed.hostname)) return true;
+  return isEngineUrl(parsed, pageUrl, /^$/) && /^\/(search|imgres|aclk|url|sorry)\b/.test(parsed.pathname);
+}
+
+function description($: CheerioAPI, block: Cheerio<AnyNode>): string {
+  const rendered = block.find('.VwiC3b, [data-sncf~="1"], .IsZvec').first();
+  if (rendered.length > 0) return textOf(rendered);
+  // JavaScript-free layout: the innermost text block outside the title link (outer ones also
+  // hold sitelinks).
+  const leaf = block
+    .find('.BNeawe.s3v9rd')
+    .filter((_, element: AnyNode) => $(element).find('.BNeawe.s3v9rd').length === 0 && $(element).closest('a').length === 0)
+    .first();
+  return textOf(leaf);
+}
+
+function parse(response: UpstreamResponse): ParseOutcome {
+  const page = openPage(response);
+  if ('blocked' in page) return page.blocked;
+  const { $ } = page;
+  const unwrap = unwrapGoogle(response.url);
+  const results: SearchResult[] = [];
+  const seenBlocks = new Set<AnyNode>();
+  const column = ['#rso', '#search', '#main', 'body'].map((selector) => $(selector)).find((node) => node.length > 0);
+
+  column?.find('a[href]:has(h3)').each((_, element) => {
+    const link = $(element);
+    if (link.closest(NOT_ORGANIC).length > 0) return;
+    const block = link.closest(RESULT_BLOCK);
+    const blockNode = block.get(0);
+    if (blockNode) {
+      if (seenBlocks.has(blockNode)) return;
+      seenBlocks.add(blockNode);
+    }
+    const url = resolveLink(link.attr('href'), response.url, unwrap);
+    if (!url || isInternalLink(url, response.url)) return;
+    const scope = block.length > 0 ? block : link.parent();
+    pushResult(results, {
+      title: textOf(link.find('h3')),
+      description: description($, scope),
+      meta_data: textOfFirst(scope, ['cite', '.UPmit', '.sCuL3']),
+      url,
+    });
+  });
+
+  const pageText = pageTextReader($);
+  return settle($, response, results, {
+    blockReason: () => blockReason($, response, pageText),
+    hasNoResultsMarker: () => /did not match any documents|No results found for/i.test(pageText()),
+  });
+}
+
+function blockReason($: CheerioAPI, response: UpstreamResponse, pageText: () => string): string | undefined {
+  const url = new URL(response.url);
+  if (/^consent\.google\./i.test(url.hostname)) return 'Google consent wall';
+  if (url.pathname.startsWith('/sorry')) return 'Google captcha (/sorry)';
+  if ($('#captcha-form, .g-recaptcha, form[action*="sorry" i]').length > 0) return 'Google reCAPTCHA';
+  if ($('form[action*="consent.google" i]').length > 0) return 'Google consent wall';
+  if (/\/httpservice\/retry\/enablejs/i.test(response.body)) return 'Google JavaScript-required page';
+  const text = pageText();
+  if (/unusual traffic from your computer network/i.test(text)) return 'Google "unusual traffic" captcha';
+  if (/Before you continue to Google/i.test(text)) return 'Google consent wall';
+  if (/(turn on|enable) JavaScript|not redirected within a few seconds/i.test(text)) {
+    return 'Google JavaScript-required page';
+  }
+  return undefined;
+}
+
+export const google: SearchEngine = { name: 'google', needsBrowser: true, buildRequest, parse };

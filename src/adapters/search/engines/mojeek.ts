@@ -1,0 +1,81 @@
+/**
+ * Mojeek (www.mojeek.com/search), plain HTML from its own index.
+ *
+ * Language: `lb` (language bias); region: `arc` (region code, "uk" for Great Britain as on
+ * Mojeek's own region links). Both go as query parameters and as the preference cookies the
+ * site sets. Paging: `s` = 1-based index of the first result (the site's "Next" links use
+ * s=11, s=21...). Time: `since` = YYYYMMDD; the finest unit is a day, so hour uses yesterday.
+ */
+import type { ParseOutcome, SearchEngine, SearchParams, SearchResult, TimeRange, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import { browserHeaders, buildUrl, cookieHeader, openPage, pushResult, resolveLink, settle, textOf, textOfFirst, pageTextReader } from './shared.ts';
+
+const REGION_ALIASES: Record<string, string> = { gb: 'uk' };
+
+/** The UTC date `range` before `now`, as YYYYMMDD. */
+export function sinceDate(range: TimeRange, now: Date): string {
+  const since = new Date(now.getTime());
+  switch (range) {
+    case 'hour':
+    case 'day':
+      since.setUTCDate(since.getUTCDate() - 1);
+      break;
+    case 'week':
+      since.setUTCDate(since.getUTCDate() - 7);
+      break;
+    case 'month':
+      since.setUTCMonth(since.getUTCMonth() - 1);
+      break;
+    case 'year':
+      since.setUTCFullYear(since.getUTCFullYear() - 1);
+      break;
+  }
+  return since.toISOString().slice(0, 10).replaceAll('-', '');
+}
+
+function buildRequest(params: SearchParams, page: number, baseUrl: string, now: Date = new Date()): UpstreamRequest {
+  const region = REGION_ALIASES[params.country] ?? params.country;
+  return {
+    url: buildUrl(baseUrl, 'search', {
+      q: params.query,
+      // s=1 on the first page is known to trip Mojeek's rate limiter; the site omits it too.
+      s: page > 1 ? String((page - 1) * 10 + 1) : undefined,
+      lb: params.language,
+      arc: region || undefined,
+      since: params.timeRange ? sinceDate(params.timeRange, now) : undefined,
+    }),
+    method: 'GET',
+    headers: {
+      ...browserHeaders(params.language, params.country),
+      Cookie: cookieHeader(region ? { lb: params.language, arc: region } : { lb: params.language }),
+    },
+  };
+}
+
+function parse(response: UpstreamResponse): ParseOutcome {
+  const page = openPage(response);
+  if ('blocked' in page) return page.blocked;
+  const { $ } = page;
+  const results: SearchResult[] = [];
+
+  $('ul.results-standard > li').each((_, element) => {
+    const item = $(element);
+    const link = item.find('h2 a.title, h2 a').first();
+    pushResult(results, {
+      title: textOf(link),
+      description: textOf(item.find('p.s')),
+      meta_data: textOfFirst(item, ['p.i .url', '.url']),
+      url: resolveLink(link.attr('href') ?? item.find('a.ob').attr('href'), response.url) ?? '',
+    });
+  });
+
+  const pageText = pageTextReader($);
+  return settle($, response, results, {
+    blockReason: () =>
+      /automated (search )?queries|your network appears to be sending/i.test(pageText())
+        ? 'Mojeek refused automated queries'
+        : undefined,
+    hasNoResultsMarker: () => /No pages found matching/i.test(pageText()),
+  });
+}
+
+export const mojeek: SearchEngine = { name: 'mojeek', needsBrowser: false, buildRequest, parse };
