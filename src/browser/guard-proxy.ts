@@ -1,0 +1,384 @@
+/**
+ * The address guard in front of the headless browser: a forward proxy on a random loopback port
+ * that Chromium is told to use for every request (`--proxy-server`). HTTPS and WebSockets arrive
+ * as CONNECT tunnels, plain HTTP as absolute-URI requests. Each target is resolved here, EVERY
+ * address is checked with the same public-address rule as the outbound client, and the
+ * connection is opened to the checked address itself (no second lookup), so a page can reach
+ * neither a private address nor one that a name rebinds to between check and connect.
+ *
+ * The bind is the access control: only local processes can reach the port, and the proxy grants
+ * nothing a local process could not do on its own (it only reaches public or exempted hosts).
+ */
+import http from 'node:http';
+import net, { isIP, type AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { isPublicAddress } from '../outbound/address-policy.ts';
+import { defaultLookup, resolveAll, type LookupFunction } from '../outbound/resolve.ts';
+import { bareHostname, createHostExemptions } from '../outbound/url-policy.ts';
+
+/** Sent with every refusal; lets the page renderer tell the guard's 403 from an origin's. */
+export const GUARD_REFUSAL_HEADER = 'x-guard-refused';
+
+export interface GuardProxyOptions {
+  /** Hostnames or IP literals exempted from the public-address rule (OUTBOUND_ALLOW_HOSTS). */
+  allowHosts?: readonly string[];
+  /** Replaces `dns.lookup`; called with `{ all: true }`. */
+  lookup?: LookupFunction;
+  /** Refuse every target: for the browser-wide proxy that no page traffic should ever use. */
+  refuseAll?: boolean;
+  /** Per-address TCP connect deadline. Default 10 s. */
+  connectTimeoutMs?: number;
+  /** Cap on bytes relayed from targets to the browser; past it every connection is cut. */
+  transferLimitBytes?: number;
+  /** Called once when `transferLimitBytes` is passed. */
+  onTransferLimit?: () => void;
+}
+
+export type GuardOutcome = 'blocked_address' | 'network' | 'invalid_url';
+
+/** One target the guard refused (`blocked_address`, `invalid_url`) or could not reach (`network`). */
+export interface GuardLogEntry {
+  hostname: string;
+  port: number;
+  code: GuardOutcome;
+  message: string;
+}
+
+export interface GuardProxy {
+  /** `http://127.0.0.1:<port>`, for `--proxy-server` or a browser context's proxy. */
+  readonly url: string;
+  readonly port: number;
+  /** Refused or failed targets, oldest first (the first `LOG_LIMIT` only). */
+  readonly log: readonly GuardLogEntry[];
+  /** Targets refused by the address rule, counted past the log limit too. */
+  readonly refusedCount: number;
+  /** Bytes relayed from targets to the browser. */
+  readonly bytesIn: number;
+  /** The latest log entry about `hostname:port`, if any. */
+  entryFor(hostname: string, port: number): GuardLogEntry | undefined;
+  /** Stops listening and cuts every open connection. */
+  close(): Promise<void>;
+}
+
+const LOG_LIMIT = 200;
+const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+
+/** Connection-scoped request headers that a proxy must not forward (RFC 9110 §7.6.1). */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
+
+/** Ports of every live guard in this process: a target on one of them would loop back into a guard. */
+const liveGuardPorts = new Set<number>();
+
+type Admission = { ok: true; addresses: string[] } | { ok: false; entry: GuardLogEntry };
+
+export async function startGuardProxy(options: GuardProxyOptions = {}): Promise<GuardProxy> {
+  const guard = new Guard(options);
+  await guard.listen();
+  return guard;
+}
+
+class Guard implements GuardProxy {
+  readonly log: GuardLogEntry[] = [];
+  refusedCount = 0;
+  bytesIn = 0;
+  port = 0;
+
+  readonly #options: GuardProxyOptions;
+  readonly #lookup: LookupFunction;
+  readonly #isExempt: (hostname: string) => boolean;
+  readonly #server: http.Server;
+  readonly #sockets = new Set<Duplex>();
+  #limitReached = false;
+  #closed = false;
+
+  constructor(options: GuardProxyOptions) {
+    this.#options = options;
+    this.#lookup = options.lookup ?? defaultLookup;
+    this.#isExempt = createHostExemptions(options.allowHosts ?? []);
+    this.#server = http.createServer({ keepAlive: true });
+    this.#server.on('connection', (socket: net.Socket) => this.#track(socket));
+    this.#server.on('connect', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+      void this.#tunnel(req, socket, head);
+    });
+    this.#server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+      void this.#forward(req, res);
+    });
+    this.#server.on('clientError', (_error: Error, socket: Duplex) => socket.destroy());
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  listen(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#server.once('error', reject);
+      this.#server.listen(0, '127.0.0.1', () => {
+        this.#server.off('error', reject);
+        this.port = (this.#server.address() as AddressInfo).port;
+        liveGuardPorts.add(this.port);
+        resolve();
+      });
+    });
+  }
+
+  entryFor(hostname: string, port: number): GuardLogEntry | undefined {
+    const host = bareHostname(hostname.toLowerCase());
+    return this.log.findLast((entry) => entry.hostname === host && entry.port === port);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    liveGuardPorts.delete(this.port);
+    const stopped = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    for (const socket of this.#sockets) socket.destroy();
+    this.#sockets.clear();
+    await stopped;
+  }
+
+  /** HTTPS, WSS and WS: `CONNECT host:port`, answered 200 and spliced once the target is checked. */
+  async #tunnel(req: http.IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
+    this.#track(client);
+    const target = parseAuthority(req.url ?? '');
+    if (target === undefined) {
+      this.#record('', 0, 'invalid_url', `Malformed CONNECT target "${req.url}"`);
+      client.end(statusLine(400, 'Bad Request', 'invalid_url'));
+      return;
+    }
+    const admission = await this.#admit(target.hostname, target.port);
+    if (!admission.ok) {
+      client.end(refusalHead(admission.entry));
+      return;
+    }
+    let upstream: net.Socket;
+    try {
+      upstream = await this.#connect(admission.addresses, target.port);
+    } catch (error) {
+      const entry = this.#record(target.hostname, target.port, 'network', messageOf(error));
+      client.end(refusalHead(entry));
+      return;
+    }
+    if (client.destroyed || this.#closed) {
+      upstream.destroy();
+      return;
+    }
+    this.#track(upstream);
+    upstream.on('data', (chunk: Buffer) => this.#count(chunk.length));
+    upstream.on('error', () => client.destroy());
+    client.on('error', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+    client.on('close', () => upstream.destroy());
+    client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+    if (head.length > 0) upstream.write(head);
+    upstream.pipe(client);
+    client.pipe(upstream);
+  }
+
+  /** Plain HTTP: `GET http://host/path`, re-sent from here to the checked address. */
+  async #forward(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    let target: URL;
+    try {
+      target = new URL(req.url ?? '');
+    } catch {
+      target = new URL('invalid:');
+    }
+    if (target.protocol !== 'http:' || target.hostname === '') {
+      this.#record(target.hostname, 0, 'invalid_url', `Not an absolute http:// request target: "${req.url}"`);
+      respondRefusal(res, 400, 'invalid_url', 'Only absolute http:// request targets and CONNECT are proxied');
+      return;
+    }
+    const port = Number(target.port || 80);
+    const hostname = bareHostname(target.hostname);
+    const admission = await this.#admit(hostname, port);
+    if (!admission.ok) {
+      respondRefusal(res, admission.entry.code === 'network' ? 502 : 403, admission.entry.code, admission.entry.message);
+      return;
+    }
+    let socket: net.Socket;
+    try {
+      socket = await this.#connect(admission.addresses, port);
+    } catch (error) {
+      const entry = this.#record(hostname, port, 'network', messageOf(error));
+      respondRefusal(res, 502, entry.code, entry.message);
+      return;
+    }
+    if (res.destroyed || this.#closed) {
+      socket.destroy();
+      return;
+    }
+    this.#track(socket);
+    const upstream = http.request({
+      createConnection: () => socket,
+      method: req.method,
+      path: `${target.pathname}${target.search}`,
+      headers: forwardableHeaders(req.rawHeaders),
+      setHost: false,
+    });
+    upstream.on('response', (answer) => {
+      answer.on('data', (chunk: Buffer) => this.#count(chunk.length));
+      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardableHeaders(answer.rawHeaders));
+      answer.pipe(res);
+      answer.on('error', () => res.destroy());
+    });
+    upstream.on('error', (error) => {
+      if (res.headersSent) res.destroy();
+      else respondRefusal(res, 502, 'network', messageOf(error));
+    });
+    res.on('close', () => upstream.destroy());
+    req.pipe(upstream);
+  }
+
+  /** Resolves the target and admits it only if every address passes the address rule. */
+  async #admit(hostname: string, port: number): Promise<Admission> {
+    if (this.#options.refuseAll) {
+      return { ok: false, entry: this.#record(hostname, port, 'blocked_address', 'This proxy accepts no traffic') };
+    }
+    let addresses: string[];
+    try {
+      addresses = isIP(hostname) !== 0 ? [hostname] : (await resolveAll(this.#lookup, hostname)).map((entry) => entry.address);
+    } catch (error) {
+      return { ok: false, entry: this.#record(hostname, port, 'network', `DNS lookup failed: ${messageOf(error)}`) };
+    }
+    const exempt = this.#isExempt(hostname);
+    for (const address of addresses) {
+      if (!exempt && !isPublicAddress(address)) {
+        const message = hostname === address ? `${address} is not a public address` : `${hostname} resolves to the non-public address ${address}`;
+        return { ok: false, entry: this.#record(hostname, port, 'blocked_address', message) };
+      }
+      if (liveGuardPorts.has(port) && !isPublicAddress(address)) {
+        return { ok: false, entry: this.#record(hostname, port, 'blocked_address', 'The target is the guard proxy itself') };
+      }
+    }
+    return { ok: true, addresses };
+  }
+
+  /** Connects to the checked addresses in order; the first that answers wins. */
+  async #connect(addresses: readonly string[], port: number): Promise<net.Socket> {
+    const timeoutMs = this.#options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    let lastError: unknown = new Error('No address to connect to');
+    for (const address of addresses) {
+      if (this.#closed) break;
+      try {
+        return await connectOnce(address, port, timeoutMs);
+      } catch (error) {
+        lastError = error;
+      }
+    }
+    throw lastError;
+  }
+
+  #count(bytes: number): void {
+    this.bytesIn += bytes;
+    const limit = this.#options.transferLimitBytes;
+    if (limit !== undefined && this.bytesIn > limit && !this.#limitReached) {
+      this.#limitReached = true;
+      for (const socket of this.#sockets) socket.destroy();
+      this.#options.onTransferLimit?.();
+    }
+  }
+
+  #record(hostname: string, port: number, code: GuardOutcome, message: string): GuardLogEntry {
+    const entry: GuardLogEntry = { hostname: bareHostname(hostname.toLowerCase()), port, code, message };
+    if (code === 'blocked_address') this.refusedCount += 1;
+    if (this.log.length < LOG_LIMIT) this.log.push(entry);
+    return entry;
+  }
+
+  #track(socket: Duplex): void {
+    if (this.#closed || this.#limitReached) {
+      socket.destroy();
+      return;
+    }
+    this.#sockets.add(socket);
+    socket.once('close', () => this.#sockets.delete(socket));
+  }
+}
+
+function connectOnce(address: string, port: number, timeoutMs: number): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: address, port });
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(Object.assign(new Error(`Connecting to ${address}:${port} timed out after ${timeoutMs} ms`), { code: 'ETIMEDOUT' }));
+    }, timeoutMs);
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      socket.removeAllListeners('error');
+      resolve(socket);
+    });
+    socket.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+  });
+}
+
+/** `host:port` of a CONNECT line, canonicalised by the WHATWG parser (numeric hosts included). */
+function parseAuthority(authority: string): { hostname: string; port: number } | undefined {
+  const match = /^(.+):(\d{1,5})$/.exec(authority);
+  if (match === null) return undefined;
+  const port = Number(match[2]);
+  if (port < 1 || port > 65_535) return undefined;
+  let url: URL;
+  try {
+    url = new URL(`http://${match[1]}/`);
+  } catch {
+    return undefined;
+  }
+  if (url.pathname !== '/' || url.port !== '' || url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
+    return undefined;
+  }
+  return { hostname: bareHostname(url.hostname), port };
+}
+
+/** Raw header pairs minus hop-by-hop fields and whatever the Connection header names. */
+function forwardableHeaders(rawHeaders: readonly string[]): string[] {
+  const named = new Set<string>();
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    if (rawHeaders[i].toLowerCase() === 'connection') {
+      for (const token of rawHeaders[i + 1].split(',')) named.add(token.trim().toLowerCase());
+    }
+  }
+  const kept: string[] = [];
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i].toLowerCase();
+    if (!HOP_BY_HOP.has(name) && !named.has(name)) kept.push(rawHeaders[i], rawHeaders[i + 1]);
+  }
+  return kept;
+}
+
+function refusalHead(entry: GuardLogEntry): string {
+  return entry.code === 'network' ? statusLine(502, 'Bad Gateway', entry.code) : statusLine(403, 'Forbidden', entry.code);
+}
+
+function statusLine(status: number, reason: string, code: GuardOutcome): string {
+  return `HTTP/1.1 ${status} ${reason}\r\n${GUARD_REFUSAL_HEADER}: ${code}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`;
+}
+
+function respondRefusal(res: http.ServerResponse, status: number, code: GuardOutcome, message: string): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.writeHead(status, {
+    'content-type': 'text/plain; charset=utf-8',
+    [GUARD_REFUSAL_HEADER]: code,
+    connection: 'close',
+  });
+  res.end(`Refused by the address guard: ${message}\n`);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,208 @@
+/**
+ * The shared headless-browser pool. Chromium processes are started lazily, reused across
+ * requests (one incognito context per request, closed after), relaunched after a crash and shut
+ * down when idle. A bounded number of pages render at once; further requests wait in line, and
+ * every request has one deadline covering the wait, the launch and the rendering.
+ */
+import { OutboundError } from '../outbound/types.ts';
+import { parseHttpUrl } from '../outbound/url-policy.ts';
+import { invokeCheckUrl, untilAborted } from './failures.ts';
+import { launchBrowser, type LaunchedBrowser } from './launch.ts';
+import { Limiter } from './limiter.ts';
+import { renderPage } from './render.ts';
+import type { BrowserPool, BrowserPoolOptions, BrowserPoolStats, FetchPageRequest, FetchPageResult } from './types.ts';
+
+export const POOL_DEFAULTS = {
+  maxBrowsers: 1,
+  maxPagesPerBrowser: 4,
+  maxTransferBytes: 32 * 1024 * 1024,
+  idleTimeoutMs: 5 * 60_000,
+} as const;
+
+export function createBrowserPool(options: BrowserPoolOptions): BrowserPool {
+  return new Pool(options);
+}
+
+class Pool implements BrowserPool {
+  readonly #options: BrowserPoolOptions;
+  readonly #slots: BrowserSlot[];
+  readonly #limiter: Limiter;
+  readonly #inFlight = new Set<AbortController>();
+  readonly #maxTransferBytes: number;
+  #refusals = 0;
+  #closed = false;
+
+  constructor(options: BrowserPoolOptions) {
+    this.#options = options;
+    const maxBrowsers = positive(options.maxBrowsers ?? POOL_DEFAULTS.maxBrowsers, 'maxBrowsers');
+    const maxPages = positive(options.maxPagesPerBrowser ?? POOL_DEFAULTS.maxPagesPerBrowser, 'maxPagesPerBrowser');
+    positive(options.navigationTimeoutMs, 'navigationTimeoutMs');
+    this.#maxTransferBytes = positive(options.maxTransferBytes ?? POOL_DEFAULTS.maxTransferBytes, 'maxTransferBytes');
+    this.#limiter = new Limiter(maxBrowsers * maxPages);
+    this.#slots = Array.from({ length: maxBrowsers }, () => new BrowserSlot(options));
+  }
+
+  async fetchPage(request: FetchPageRequest): Promise<FetchPageResult> {
+    const url = parseHttpUrl(request.url);
+    invokeCheckUrl(request.checkUrl, url);
+    if (this.#closed) throw new OutboundError('network', 'The browser pool is closed', url.href);
+
+    const timeoutMs = request.timeoutMs ?? this.#options.navigationTimeoutMs;
+    const deadline = Date.now() + timeoutMs;
+    const controller = new AbortController();
+    const timer = setTimeout(() => {
+      controller.abort(new OutboundError('timeout', `The page did not render within ${timeoutMs} ms`, url.href));
+    }, timeoutMs);
+    this.#inFlight.add(controller);
+    try {
+      const release = await this.#limiter.acquire(controller.signal);
+      const slot = this.#slots.reduce((best, candidate) => (candidate.active < best.active ? candidate : best));
+      slot.enter();
+      try {
+        const launched = await untilAborted(slot.browser(), controller.signal).catch((error: unknown) => {
+          if (error instanceof OutboundError) throw error;
+          throw new OutboundError('network', `Chromium could not be started: ${firstLine(error)}`, url.href, { cause: error });
+        });
+        return await renderPage(
+          launched.browser,
+          {
+            url,
+            headers: request.headers ?? {},
+            waitFor: request.waitFor,
+            deadline,
+            maxBytes: request.maxBytes ?? this.#maxTransferBytes,
+            checkUrl: request.checkUrl,
+            signal: controller.signal,
+          },
+          {
+            allowHosts: this.#options.allowHosts ?? [],
+            lookup: this.#options.lookup,
+            transferLimitBytes: this.#maxTransferBytes,
+            onRefusals: (count) => {
+              this.#refusals += count;
+            },
+          },
+        );
+      } finally {
+        slot.leave();
+        release();
+      }
+    } finally {
+      clearTimeout(timer);
+      this.#inFlight.delete(controller);
+    }
+  }
+
+  stats(): BrowserPoolStats {
+    return {
+      launches: this.#slots.reduce((sum, slot) => sum + slot.launches, 0),
+      running: this.#slots.filter((slot) => slot.running).length,
+      active: this.#slots.reduce((sum, slot) => sum + slot.active, 0),
+      queued: this.#limiter.queued,
+      refusals: this.#refusals,
+    };
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const reason = new OutboundError('network', 'The browser pool was closed', '');
+    this.#limiter.rejectAll(reason);
+    for (const controller of this.#inFlight) controller.abort(reason);
+    await Promise.all(this.#slots.map((slot) => slot.close()));
+  }
+}
+
+/** One Chromium process, launched on first use, dropped when it disconnects or idles. */
+class BrowserSlot {
+  active = 0;
+  launches = 0;
+
+  readonly #options: BrowserPoolOptions;
+  /** Every process not yet fully gone, so `close()` can wait for their profiles to be deleted. */
+  readonly #alive = new Set<LaunchedBrowser>();
+  #launching: Promise<LaunchedBrowser> | undefined;
+  #current: LaunchedBrowser | undefined;
+  #idleTimer: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(options: BrowserPoolOptions) {
+    this.#options = options;
+  }
+
+  get running(): boolean {
+    return this.#current?.browser.isConnected() === true;
+  }
+
+  enter(): void {
+    this.active += 1;
+    clearTimeout(this.#idleTimer);
+  }
+
+  leave(): void {
+    this.active -= 1;
+    const idleMs = this.#options.idleTimeoutMs ?? POOL_DEFAULTS.idleTimeoutMs;
+    if (this.active === 0 && idleMs > 0 && !this.#closed) {
+      this.#idleTimer = setTimeout(() => {
+        if (this.active === 0) void this.#retire();
+      }, idleMs);
+      this.#idleTimer.unref();
+    }
+  }
+
+  /** The running browser, launching one when there is none or the previous one died. */
+  browser(): Promise<LaunchedBrowser> {
+    if (this.#closed) return Promise.reject(new Error('The browser pool was closed'));
+    if (this.#current !== undefined && !this.#current.browser.isConnected()) this.#forget(this.#current);
+    this.#launching ??= this.#launch();
+    return this.#launching;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#idleTimer);
+    await this.#launching?.catch(() => undefined);
+    await Promise.all([...this.#alive].map((launched) => launched.close()));
+  }
+
+  #launch(): Promise<LaunchedBrowser> {
+    const launching = launchBrowser({
+      executablePath: this.#options.executablePath,
+      userDataRoot: this.#options.userDataRoot,
+      timeoutMs: this.#options.launchTimeoutMs,
+    }).then((launched) => {
+      this.launches += 1;
+      this.#current = launched;
+      this.#alive.add(launched);
+      launched.browser.once('disconnected', () => this.#forget(launched));
+      void launched.exited.then(() => this.#alive.delete(launched));
+      if (this.#closed) void launched.close();
+      return launched;
+    });
+    launching.catch(() => {
+      if (this.#launching === launching) this.#launching = undefined;
+    });
+    return launching;
+  }
+
+  #forget(launched: LaunchedBrowser): void {
+    if (this.#current !== launched) return;
+    this.#current = undefined;
+    this.#launching = undefined;
+  }
+
+  async #retire(): Promise<void> {
+    const launched = this.#current;
+    if (launched === undefined) return;
+    this.#forget(launched);
+    await launched.close();
+  }
+}
+
+function positive(value: number, name: string): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a positive whole number, got ${value}`);
+  return value;
+}
+
+function firstLine(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split('\n')[0];
+}

@@ -1,0 +1,235 @@
+/**
+ * Rendering one page in a running browser: a fresh incognito context whose network goes through
+ * its own guard proxy, request interception that refuses what the page must not load, and the
+ * mapping of every failure to an `OutboundError`.
+ */
+import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
+import type { LookupFunction } from '../outbound/resolve.ts';
+import { OutboundError } from '../outbound/types.ts';
+import { parseHttpUrl } from '../outbound/url-policy.ts';
+import { browserFailure, guardFailure, invokeCheckUrl, untilAborted } from './failures.ts';
+import { GUARD_REFUSAL_HEADER, startGuardProxy, type GuardProxy } from './guard-proxy.ts';
+import type { FetchPageResult } from './types.ts';
+
+export interface RenderJob {
+  url: URL;
+  headers: Record<string, string>;
+  waitFor?: string;
+  /** Epoch milliseconds after which nothing more is waited for. */
+  deadline: number;
+  maxBytes: number;
+  checkUrl?: (url: URL) => void;
+  /** Aborted with an `OutboundError` when the request must stop (deadline, pool closing). */
+  signal: AbortSignal;
+}
+
+export interface RenderSettings {
+  allowHosts: readonly string[];
+  lookup?: LookupFunction;
+  transferLimitBytes: number;
+  /** Called once the page is done with how many targets its guard refused. */
+  onRefusals: (count: number) => void;
+}
+
+/** Heavy resources that a text extraction never needs; refusing them saves most of the bytes. */
+const BLOCKED_RESOURCE_TYPES = ['Image', 'Media', 'Font'] as const;
+const INTERCEPTED_RESOURCE_TYPES = ['Document', ...BLOCKED_RESOURCE_TYPES] as const;
+const isBlockedResource = (type: string): boolean => (BLOCKED_RESOURCE_TYPES as readonly string[]).includes(type);
+
+export async function renderPage(browser: Browser, job: RenderJob, settings: RenderSettings): Promise<FetchPageResult> {
+  if (job.signal.aborted) throw job.signal.reason;
+  // Whatever stops the request first (deadline, refused navigation, transfer cap) lands here.
+  const stop = new AbortController();
+  const fail = (reason: unknown) => {
+    if (!stop.signal.aborted) stop.abort(reason);
+  };
+  const onOuterAbort = () => fail(job.signal.reason);
+  job.signal.addEventListener('abort', onOuterAbort, { once: true });
+
+  const guard = await startGuardProxy({
+    allowHosts: settings.allowHosts,
+    lookup: settings.lookup,
+    transferLimitBytes: settings.transferLimitBytes,
+    onTransferLimit: () => {
+      fail(new OutboundError('too_large', `The page pulled more than ${settings.transferLimitBytes} bytes`, job.url.href));
+    },
+  });
+  const session = new PageSession(browser, job, guard, fail, stop.signal);
+  const work = session.run();
+  work.catch(() => undefined); // settles after the race below when stopped early
+  try {
+    return await untilAborted(work, stop.signal);
+  } catch (error) {
+    if (stop.signal.aborted && error === stop.signal.reason) throw error;
+    throw browserFailure(error, job.url.href, session.mainUrl, guard);
+  } finally {
+    job.signal.removeEventListener('abort', onOuterAbort);
+    fail(new OutboundError('network', 'The page session has ended', job.url.href));
+    await session.dispose();
+    settings.onRefusals(guard.refusedCount);
+    await guard.close();
+  }
+}
+
+class PageSession {
+  /** The main-frame URL being loaded or shown: the initial URL, then each redirect/navigation. */
+  mainUrl: string;
+
+  readonly #browser: Browser;
+  readonly #job: RenderJob;
+  readonly #guard: GuardProxy;
+  readonly #fail: (reason: unknown) => void;
+  readonly #stopped: AbortSignal;
+  readonly #checked = new Set<string>();
+  #context: BrowserContext | undefined;
+
+  constructor(browser: Browser, job: RenderJob, guard: GuardProxy, fail: (reason: unknown) => void, stopped: AbortSignal) {
+    this.#browser = browser;
+    this.#job = job;
+    this.#guard = guard;
+    this.#fail = fail;
+    this.#stopped = stopped;
+    this.mainUrl = job.url.href;
+    this.#checked.add(job.url.href); // the pool checked it before queueing
+  }
+
+  async run(): Promise<FetchPageResult> {
+    const job = this.#job;
+    const context = await this.#browser.newContext({
+      proxy: { server: this.#guard.url, bypass: '<-loopback>' },
+      ...browserHeaders(job.headers, this.#browser.version()),
+      acceptDownloads: false,
+      serviceWorkers: 'block', // a worker's fetches would escape the interception below
+      ignoreHTTPSErrors: false,
+    });
+    this.#context = context;
+    if (this.#stopped.aborted) {
+      await context.close().catch(() => undefined);
+      throw this.#stopped.reason;
+    }
+    const page = await context.newPage();
+    context.on('page', (popup) => {
+      if (popup !== page) void popup.close().catch(() => undefined);
+    });
+    await this.#intercept(page, context);
+    page.on('framenavigated', (frame) => {
+      if (frame === page.mainFrame()) this.#onMainFrameCommitted(frame.url());
+    });
+
+    const response = await page.goto(job.url.href, { waitUntil: 'load', timeout: remaining(job.deadline) });
+    if (response === null) throw new OutboundError('network', 'The navigation produced no document', job.url.href);
+    const headers = response.headers();
+    if (headers[GUARD_REFUSAL_HEADER] !== undefined) {
+      const refusal = guardFailure(this.#guard, response.url());
+      if (refusal !== undefined) throw refusal;
+    }
+    if (job.waitFor !== undefined) {
+      await page.waitForSelector(job.waitFor, { state: 'attached', timeout: remaining(job.deadline) });
+    }
+    const body = await page.content();
+    const finalUrl = page.url();
+    if (!isHttpUrl(finalUrl)) {
+      // A later script navigation failed and left Chromium's error page in the main frame.
+      throw guardFailure(this.#guard, this.mainUrl) ?? new OutboundError('network', 'The page navigated to an error page', this.mainUrl);
+    }
+    const size = Buffer.byteLength(body, 'utf8');
+    if (size > job.maxBytes) {
+      throw new OutboundError('too_large', `The rendered page is ${size} bytes, more than ${job.maxBytes}`, finalUrl);
+    }
+    return {
+      url: finalUrl,
+      status: response.status(),
+      headers,
+      body,
+      refused: this.#guard.log.filter((entry) => entry.code === 'blocked_address').map((entry) => `${entry.hostname}:${entry.port}`),
+    };
+  }
+
+  async dispose(): Promise<void> {
+    await this.#context?.close().catch(() => undefined);
+  }
+
+  /**
+   * Pauses every document and heavy resource before it is requested. Unlike route handlers,
+   * the protocol-level interception also pauses each redirect hop, so a refused hop is never
+   * requested at all.
+   */
+  async #intercept(page: Page, context: BrowserContext): Promise<void> {
+    const cdp = await context.newCDPSession(page);
+    const { frameTree } = await cdp.send('Page.getFrameTree');
+    const mainFrameId = frameTree.frame.id;
+    cdp.on('Fetch.requestPaused', (event) => {
+      const { requestId, resourceType, frameId, request } = event;
+      if (isBlockedResource(resourceType)) {
+        settle(cdp, 'Fetch.failRequest', { requestId, errorReason: 'BlockedByClient' });
+        return;
+      }
+      if (resourceType === 'Document' && frameId === mainFrameId) {
+        const refusal = this.#checkMainNavigation(request.url);
+        if (refusal !== undefined) {
+          this.#fail(refusal);
+          settle(cdp, 'Fetch.failRequest', { requestId, errorReason: 'BlockedByClient' });
+          return;
+        }
+        this.mainUrl = request.url;
+      }
+      settle(cdp, 'Fetch.continueRequest', { requestId });
+    });
+    await cdp.send('Fetch.enable', {
+      patterns: INTERCEPTED_RESOURCE_TYPES.map((resourceType) => ({ urlPattern: '*', resourceType, requestStage: 'Request' as const })),
+    });
+  }
+
+  /** Only http(s) in the main frame, and the caller's `checkUrl` on every new URL. */
+  #checkMainNavigation(href: string): unknown {
+    try {
+      const url = parseHttpUrl(href);
+      if (!this.#checked.has(url.href)) {
+        this.#checked.add(url.href);
+        invokeCheckUrl(this.#job.checkUrl, url);
+      }
+      return undefined;
+    } catch (error) {
+      return error;
+    }
+  }
+
+  /** Catches main-frame documents that never went through the network (data:, file:, blob:...). */
+  #onMainFrameCommitted(href: string): void {
+    if (isHttpUrl(href) || href === 'about:blank' || href.startsWith('chrome-error:')) return;
+    this.#fail(new OutboundError('invalid_url', `The page navigated to a non-http(s) URL (${href.split(':')[0]}:)`, this.mainUrl));
+  }
+}
+
+/** `User-Agent` becomes the context's user agent (navigator.userAgent agrees); the rest are sent as is. */
+function browserHeaders(
+  headers: Record<string, string>,
+  browserVersion: string,
+): { userAgent: string; extraHTTPHeaders: Record<string, string> } {
+  let userAgent: string | undefined;
+  const extraHTTPHeaders: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (name.toLowerCase() === 'user-agent') userAgent = value;
+    else extraHTTPHeaders[name] = value;
+  }
+  return { userAgent: userAgent ?? desktopUserAgent(browserVersion), extraHTTPHeaders };
+}
+
+/** Headless Chromium announces itself as "HeadlessChrome"; present the ordinary desktop string. */
+export function desktopUserAgent(browserVersion: string): string {
+  const major = browserVersion.split('.')[0] || '0';
+  return `Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${major}.0.0.0 Safari/537.36`;
+}
+
+function settle(cdp: CDPSession, method: 'Fetch.continueRequest' | 'Fetch.failRequest', params: object): void {
+  // The page may close while a request is paused; the protocol error is expected then.
+  void cdp.send(method, params as never).catch(() => undefined);
+}
+
+function remaining(deadline: number): number {
+  return Math.max(1, deadline - Date.now()); // 0 would mean "no timeout" to Playwright
+}
+
+function isHttpUrl(href: string): boolean {
+  return href.startsWith('http://') || href.startsWith('https://');
+}

@@ -1,0 +1,247 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import net, { type AddressInfo } from 'node:net';
+import { GUARD_REFUSAL_HEADER, startGuardProxy, type GuardProxy, type GuardProxyOptions } from '../../src/browser/guard-proxy.ts';
+import type { LookupFunction } from '../../src/outbound/resolve.ts';
+
+// The guard on its own, no browser: raw CONNECT and absolute-URI requests against loopback
+// servers. Names resolve through a test DNS; nothing touches the real resolver.
+
+const PUBLIC_ADDRESS = '93.184.215.14';
+const lookups: string[] = [];
+const DNS: Record<string, string[]> = {
+  'internal.test': ['127.0.0.1'],
+  'private.test': ['10.0.0.1'],
+  'mixed.test': [PUBLIC_ADDRESS, '127.0.0.1'],
+  'allowed.test': ['127.0.0.1'],
+};
+const testLookup: LookupFunction = (hostname, options, callback) => {
+  lookups.push(hostname);
+  const addresses = DNS[hostname];
+  if (addresses === undefined) {
+    callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '');
+    return;
+  }
+  const entries = addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+  if (options.all) callback(null, entries);
+  else callback(null, entries[0].address, entries[0].family);
+};
+
+let echo: net.Server; // TCP echo: proves a tunnel really reaches its target
+let echoConnections = 0;
+let web: http.Server; // plain HTTP origin
+let webRequests = 0;
+let ECHO = 0;
+let WEB = 0;
+const guards: GuardProxy[] = [];
+
+async function guardWith(options: GuardProxyOptions): Promise<GuardProxy> {
+  const guard = await startGuardProxy({ lookup: testLookup, ...options });
+  guards.push(guard);
+  return guard;
+}
+
+/** Sends `CONNECT authority` and returns the status line plus the open socket. */
+function connect(guard: GuardProxy, authority: string): Promise<{ status: number; head: string; socket: net.Socket }> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(guard.port, '127.0.0.1');
+    let buffered = '';
+    socket.on('error', reject);
+    socket.on('data', function onData(chunk: Buffer) {
+      buffered += chunk.toString('latin1');
+      const end = buffered.indexOf('\r\n\r\n');
+      if (end === -1) return;
+      socket.off('data', onData);
+      const head = buffered.slice(0, end);
+      resolve({ status: Number(head.split(' ')[1]), head: head.toLowerCase(), socket });
+    });
+    socket.write(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n\r\n`);
+  });
+}
+
+function roundTrip(socket: net.Socket, text: string): Promise<string> {
+  return new Promise((resolve) => {
+    socket.once('data', (chunk: Buffer) => resolve(chunk.toString()));
+    socket.write(text);
+  });
+}
+
+/** An absolute-URI request through the guard, as a browser sends plain HTTP to its proxy. */
+function proxiedGet(guard: GuardProxy, url: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    const host = url.startsWith('http://') ? new URL(url).host : `127.0.0.1:${guard.port}`;
+    const request = http.request({ host: '127.0.0.1', port: guard.port, path: url, headers: { host } }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }));
+    });
+    request.on('error', reject);
+    request.end();
+  });
+}
+
+before(async () => {
+  echo = net.createServer((socket) => {
+    echoConnections += 1;
+    socket.pipe(socket);
+  });
+  web = http.createServer((req, res) => {
+    webRequests += 1;
+    if (req.url === '/big') {
+      res.end('x'.repeat(64 * 1024));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/plain', 'x-origin': 'web' });
+    res.end(`host=${req.headers.host} path=${req.url} proxy-auth=${req.headers['proxy-authorization'] ?? 'none'}`);
+  });
+  await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => web.listen(0, '127.0.0.1', resolve));
+  ECHO = (echo.address() as AddressInfo).port;
+  WEB = (web.address() as AddressInfo).port;
+});
+
+after(async () => {
+  await Promise.all(guards.map((guard) => guard.close()));
+  echo.close();
+  web.close();
+});
+
+describe('guard proxy: CONNECT tunnels', () => {
+  test('a private address is refused with 403 and never connected', async () => {
+    const guard = await guardWith({});
+    const before = echoConnections;
+    const { status, head, socket } = await connect(guard, `127.0.0.1:${ECHO}`);
+    socket.destroy();
+    assert.equal(status, 403);
+    assert.match(head, new RegExp(`${GUARD_REFUSAL_HEADER}: blocked_address`));
+    assert.equal(echoConnections, before);
+    assert.equal(guard.refusedCount, 1);
+    assert.deepEqual(guard.entryFor('127.0.0.1', ECHO)?.code, 'blocked_address');
+  });
+
+  test('10.0.0.1 and other private ranges are refused', async () => {
+    const guard = await guardWith({});
+    for (const target of ['10.0.0.1:443', '169.254.169.254:80', '[::1]:443', '[::ffff:127.0.0.1]:443', '0x7f.1:443']) {
+      const { status, socket } = await connect(guard, target);
+      socket.destroy();
+      assert.equal(status, 403, target);
+    }
+    assert.equal(guard.refusedCount, 5);
+  });
+
+  test('an allowed host passes and the tunnel carries bytes both ways', async () => {
+    const guard = await guardWith({ allowHosts: ['127.0.0.1'] });
+    const { status, socket } = await connect(guard, `127.0.0.1:${ECHO}`);
+    assert.equal(status, 200);
+    assert.equal(await roundTrip(socket, 'ping through the tunnel'), 'ping through the tunnel');
+    socket.destroy();
+    assert.equal(guard.refusedCount, 0);
+  });
+
+  test('a DNS name mapped to 127.0.0.1 is refused even though 127.0.0.1 itself is exempt', async () => {
+    const guard = await guardWith({ allowHosts: ['127.0.0.1'] });
+    const before = echoConnections;
+    const { status, socket } = await connect(guard, `internal.test:${ECHO}`);
+    socket.destroy();
+    assert.equal(status, 403);
+    assert.equal(echoConnections, before);
+    assert.match(guard.entryFor('internal.test', ECHO)?.message ?? '', /resolves to the non-public address 127\.0\.0\.1/);
+  });
+
+  test('a name is refused when any one of its addresses is private', async () => {
+    const guard = await guardWith({});
+    const { status, socket } = await connect(guard, 'mixed.test:443');
+    socket.destroy();
+    assert.equal(status, 403);
+    assert.equal(guard.entryFor('mixed.test', 443)?.code, 'blocked_address');
+  });
+
+  test('an exempted name is resolved once and connected to the address that was checked', async () => {
+    const guard = await guardWith({ allowHosts: ['allowed.test'] });
+    lookups.length = 0;
+    const { status, socket } = await connect(guard, `allowed.test:${ECHO}`);
+    assert.equal(status, 200);
+    assert.equal(await roundTrip(socket, 'hello'), 'hello');
+    socket.destroy();
+    assert.deepEqual(lookups, ['allowed.test']);
+  });
+
+  test('an unknown name is a network failure (502), not a refusal', async () => {
+    const guard = await guardWith({});
+    const { status, socket } = await connect(guard, 'nowhere.test:443');
+    socket.destroy();
+    assert.equal(status, 502);
+    assert.equal(guard.entryFor('nowhere.test', 443)?.code, 'network');
+    assert.equal(guard.refusedCount, 0);
+  });
+
+  test('a malformed CONNECT target is refused', async () => {
+    const guard = await guardWith({ allowHosts: ['127.0.0.1'] });
+    for (const target of ['127.0.0.1', 'user@127.0.0.1:443', '127.0.0.1:0', '127.0.0.1:443/path']) {
+      const { status, socket } = await connect(guard, target);
+      socket.destroy();
+      assert.equal(status, 400, target);
+    }
+  });
+
+  test('a tunnel back into a guard is refused even for an exempted loopback host', async () => {
+    const guard = await guardWith({ allowHosts: ['127.0.0.1'] });
+    const { status, socket } = await connect(guard, `127.0.0.1:${guard.port}`);
+    socket.destroy();
+    assert.equal(status, 403);
+  });
+
+  test('refuseAll refuses even exempted public targets', async () => {
+    const guard = await guardWith({ refuseAll: true, allowHosts: ['127.0.0.1'] });
+    const { status, socket } = await connect(guard, `127.0.0.1:${ECHO}`);
+    socket.destroy();
+    assert.equal(status, 403);
+  });
+});
+
+describe('guard proxy: plain HTTP forwarding', () => {
+  test('an allowed host is forwarded with its Host header and without proxy credentials', async () => {
+    const guard = await guardWith({ allowHosts: ['127.0.0.1'] });
+    const response = await new Promise<{ status: number; body: string; origin: string | undefined }>((resolve, reject) => {
+      const url = `http://127.0.0.1:${WEB}/page?q=1`;
+      const request = http.request(
+        { host: '127.0.0.1', port: guard.port, path: url, headers: { host: `127.0.0.1:${WEB}`, 'proxy-authorization': 'Basic c2VjcmV0' } },
+        (res) => {
+          let body = '';
+          res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body, origin: res.headers['x-origin'] as string | undefined }));
+        },
+      );
+      request.on('error', reject);
+      request.end();
+    });
+    assert.equal(response.status, 200);
+    assert.equal(response.origin, 'web');
+    assert.equal(response.body, `host=127.0.0.1:${WEB} path=/page?q=1 proxy-auth=none`);
+  });
+
+  test('a private target gets the guard 403 and the origin sees nothing', async () => {
+    const guard = await guardWith({});
+    const before = webRequests;
+    const response = await proxiedGet(guard, `http://internal.test:${WEB}/secret`);
+    assert.equal(response.status, 403);
+    assert.equal(response.headers[GUARD_REFUSAL_HEADER], 'blocked_address');
+    assert.equal(webRequests, before);
+  });
+
+  test('an origin-form request (the proxy used as a web server) is refused', async () => {
+    const guard = await guardWith({ allowHosts: ['127.0.0.1'] });
+    const response = await proxiedGet(guard, '/');
+    assert.equal(response.status, 400);
+  });
+
+  test('passing the transfer cap cuts the connection and reports it once', async () => {
+    let reported = 0;
+    const guard = await guardWith({ allowHosts: ['127.0.0.1'], transferLimitBytes: 10_000, onTransferLimit: () => (reported += 1) });
+    await assert.rejects(proxiedGet(guard, `http://127.0.0.1:${WEB}/big`));
+    assert.equal(reported, 1);
+    assert.ok(guard.bytesIn > 10_000);
+  });
+});
