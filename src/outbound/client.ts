@@ -5,7 +5,7 @@
  */
 import { Agent, request, type Dispatcher } from 'undici';
 import { ACCEPT_ENCODING, readBody } from './body.ts';
-import { toOutboundError, type AbortState } from './errors.ts';
+import { BlockedAddressError, toOutboundError, type AbortState } from './errors.ts';
 import { createGuardedConnector } from './guarded-connector.ts';
 import { assertProxyCountry, DEFAULT_PROXY_COUNTRY_USERNAME, ProxyPool } from './proxy.ts';
 import { DEFAULT_MAX_REDIRECTS, isRedirectStatus, nextHop, type Hop } from './redirect.ts';
@@ -120,12 +120,21 @@ class GuardedOutboundClient implements ClosableOutboundClient {
   async isPublicUrl(url: string): Promise<boolean> {
     // A resolver that never answers must not hold validation up longer than a connect would.
     const deadline = new Deadline(this.#options.connectTimeoutMs, undefined);
+    let parsed: URL;
     try {
-      const parsed = parseHttpUrl(url);
+      parsed = parseHttpUrl(url);
+    } catch {
+      deadline.clear();
+      return false;
+    }
+    try {
       await assertPublicHost(bareHostname(parsed.hostname), this.#lookup, this.#isExempt, deadline.signal);
       return true;
-    } catch {
-      return false;
+    } catch (error) {
+      // Only a known non-public address is refused here. A name that does not resolve (or not in
+      // time) is not known to be private: the download then fails on its own, and the
+      // connect-time check still guards whatever it finally resolves to.
+      return !(error instanceof BlockedAddressError);
     } finally {
       deadline.clear();
     }

@@ -53,8 +53,10 @@ export interface OutboundResponse {
 export interface OutboundClient {
   fetch(url: string, request: OutboundRequest): Promise<OutboundResponse>;
   /**
-   * Resolves the URL's host and tells whether every address is public (or the host is exempted
-   * by OUTBOUND_ALLOW_HOSTS). Used by validation to answer 422 before any work.
+   * Resolves the URL's host and answers false when the URL is not http(s) or the host is, or
+   * resolves to, a non-public address (unless exempted by OUTBOUND_ALLOW_HOSTS). A name that does
+   * not resolve is not refused here: its download fails. Validation uses this to answer 422
+   * before any work; the connect-time check is what actually guards.
    */
   isPublicUrl(url: string): Promise<boolean>;
 }
