@@ -10,6 +10,10 @@ import { documentOptions } from './pdfjs-options.ts';
 import { buildPdfResult } from './result.ts';
 import type { PdfTask, PdfTaskOutcome } from './types.ts';
 
+// pdf.js looks for its worker code on globalThis before importing it lazily on the first document;
+// loading it with the thread keeps that cost out of the first document's time limit.
+(globalThis as { pdfjsWorker?: unknown }).pdfjsWorker = await import('pdfjs-dist/legacy/build/pdf.worker.mjs');
+
 /** A task as the pool posts it: the caller's task plus the port that announces the start. */
 export interface PooledPdfTask extends PdfTask {
   /** Receives one message when parsing begins, so the time limit does not count queueing. */
