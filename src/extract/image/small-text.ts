@@ -14,7 +14,7 @@ const TINY_LINE_PX = 9;
 const UNSURE_CONFIDENCE = 50;
 const UNSURE_LINE_PX = 20;
 /** A pass that found no text is retried only on small images, where tiny text is the likely reason. */
-const SMALL_IMAGE_PIXELS = 1_000_000;
+const SMALL_IMAGE_PIXELS = 500_000;
 /** Enlargements smaller than this change too little to be worth a second pass. */
 const MIN_USEFUL_FACTOR = 1.5;
 

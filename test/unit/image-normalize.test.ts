@@ -1,0 +1,113 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import sharp from 'sharp';
+import { normalizeImage } from '../../src/extract/image/normalize.ts';
+import type { NormalizeLimits, NormalizeOutcome } from '../../src/extract/image/normalize.ts';
+import {
+  blankImage,
+  corruptBytes,
+  pngClaimingSize,
+  renderTextImage,
+  SAMPLE_LINES,
+  sidewaysPhoto,
+  truncated,
+} from '../support/image-fixtures.ts';
+
+const limits: NormalizeLimits = { maxInputPixels: 50_000_000, maxSide: 4000, timeoutMs: 10_000 };
+
+function assertOk(outcome: NormalizeOutcome): asserts outcome is Extract<NormalizeOutcome, { kind: 'ok' }> {
+  assert.equal(outcome.kind, 'ok', JSON.stringify(outcome));
+}
+
+describe('normalizeImage', () => {
+  for (const format of ['png', 'jpeg', 'webp'] as const) {
+    test(`${format} becomes an 8-bit single-channel PNG of the same size`, async () => {
+      const input = await renderTextImage(SAMPLE_LINES, { format });
+      const source = await sharp(input).metadata();
+      const outcome = await normalizeImage(input, limits);
+      assertOk(outcome);
+      assert.equal(outcome.format, format);
+      assert.deepEqual([outcome.width, outcome.height], [source.width, source.height]);
+      const output = await sharp(outcome.png).metadata();
+      assert.equal(output.format, 'png');
+      assert.equal(output.channels, 1);
+      assert.equal(output.depth, 'uchar');
+    });
+  }
+
+  for (const orientation of [6, 8] as const) {
+    test(`EXIF orientation ${orientation} is applied: stored portrait pixels come out landscape`, async () => {
+      const input = await sidewaysPhoto(SAMPLE_LINES, orientation);
+      const stored = await sharp(input).metadata();
+      assert.equal(stored.orientation, orientation);
+      assert.ok(stored.height! > stored.width!, 'the fixture stores the text sideways');
+
+      const outcome = await normalizeImage(input, limits);
+      assertOk(outcome);
+      assert.deepEqual([outcome.width, outcome.height], [stored.height, stored.width]);
+      // Upright text: the dark pixels sit in the left part of each row (text is left aligned) rather
+      // than at the top or bottom of a tall image.
+      const upright = await renderTextImage(SAMPLE_LINES, { format: 'png' });
+      const expected = await sharp(upright).toColourspace('b-w').normalise().raw().toBuffer();
+      const actual = await sharp(outcome.png).toColourspace('b-w').raw().toBuffer();
+      assert.equal(actual.length, expected.length);
+      assert.ok(meanAbsoluteDifference(actual, expected) < 8, 'normalised pixels match the upright rendering');
+    });
+  }
+
+  test('a header claiming 60000x60000 pixels is refused as too_large without decoding', async () => {
+    const rssBefore = process.memoryUsage().rss;
+    const outcome = await normalizeImage(pngClaimingSize(60_000, 60_000), limits);
+    assert.deepEqual(outcome, { kind: 'too_large', reason: '60000x60000 exceeds the limit of 50000000 pixels' });
+    // Decoding it would need 3.6 GB; refusing it from the header needs nothing noticeable.
+    assert.ok(process.memoryUsage().rss - rssBefore < 200 * 1024 * 1024);
+  });
+
+  test('the pixel limit is configurable and applies to real images', async () => {
+    const input = await blankImage(1200, 1000);
+    const outcome = await normalizeImage(input, { ...limits, maxInputPixels: 1_000_000 });
+    assert.equal(outcome.kind, 'too_large');
+    assertOk(await normalizeImage(input, { ...limits, maxInputPixels: 1_200_000 }));
+  });
+
+  test('images longer than the size bound are scaled down, aspect kept', async () => {
+    const input = await blankImage(5000, 200);
+    const outcome = await normalizeImage(input, { ...limits, maxSide: 4000 });
+    assertOk(outcome);
+    assert.deepEqual([outcome.width, outcome.height], [4000, 160]);
+  });
+
+  test('transparent backgrounds become white, so dark text stays dark on light', async () => {
+    const input = await renderTextImage(SAMPLE_LINES, { format: 'png', transparent: true });
+    const outcome = await normalizeImage(input, limits);
+    assertOk(outcome);
+    const [grey] = (await sharp(outcome.png).stats()).channels;
+    assert.ok(grey.mean > 200, `mostly white, mean ${grey.mean}`);
+    assert.ok(grey.min < 50, 'text is dark');
+  });
+
+  test('bytes that are no image are invalid_image', async () => {
+    const outcome = await normalizeImage(corruptBytes(), limits);
+    assert.equal(outcome.kind, 'invalid_image');
+  });
+
+  test('an empty body is invalid_image', async () => {
+    assert.deepEqual(await normalizeImage(new Uint8Array(0), limits), {
+      kind: 'invalid_image',
+      reason: 'the image is empty',
+    });
+  });
+
+  for (const format of ['png', 'jpeg'] as const) {
+    test(`a truncated ${format} is invalid_image`, async () => {
+      const outcome = await normalizeImage(truncated(await renderTextImage(SAMPLE_LINES, { format })), limits);
+      assert.equal(outcome.kind, 'invalid_image');
+    });
+  }
+});
+
+function meanAbsoluteDifference(a: Buffer, b: Buffer): number {
+  let total = 0;
+  for (let i = 0; i < a.length; i += 1) total += Math.abs(a[i] - b[i]);
+  return total / a.length;
+}

@@ -1,0 +1,201 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import sharp from 'sharp';
+import { createImageOcr, OcrBusyError } from '../../src/extract/image/index.ts';
+import type { ImageOcr, OcrOutcome } from '../../src/extract/image/index.ts';
+import { engineCoreFile, modelDirectory } from '../../src/extract/image/engine.ts';
+import {
+  blankImage,
+  canRenderText,
+  characterErrorRate,
+  corruptBytes,
+  pngClaimingSize,
+  renderTextImage,
+  SAMPLE_LINES,
+  sidewaysPhoto,
+  truncated,
+} from '../support/image-fixtures.ts';
+
+/**
+ * createImageOcr end to end on images generated in code. OCR output may carry a little noise; it
+ * is compared through the character error rate (CER), whitespace normalised.
+ */
+
+const fontsMissing = !(await canRenderText());
+const skip = fontsMissing ? 'no font renders text here (install fonts-dejavu-core)' : false;
+const expected = SAMPLE_LINES.join('\n');
+const MAX_CER = 0.02;
+
+function textOf(outcome: OcrOutcome): string {
+  assert.equal(outcome.kind, 'ok', JSON.stringify(outcome));
+  return (outcome as Extract<OcrOutcome, { kind: 'ok' }>).text;
+}
+
+function assertReads(outcome: OcrOutcome, truth: string, label: string): void {
+  const cer = characterErrorRate(textOf(outcome), truth);
+  console.log(`${label}: CER ${cer.toFixed(4)}`);
+  assert.ok(cer <= MAX_CER, `${label}: CER ${cer} for ${JSON.stringify(textOf(outcome))}`);
+}
+
+describe('image OCR', { skip }, () => {
+  let ocr: ImageOcr;
+
+  before(async () => {
+    ocr = createImageOcr({ workers: 1 });
+    await ocr.warm();
+  });
+
+  after(async () => {
+    await ocr?.close();
+  });
+
+  for (const format of ['png', 'jpeg', 'webp'] as const) {
+    test(`reads text from ${format}`, async () => {
+      const outcome = await ocr.recognize(await renderTextImage(SAMPLE_LINES, { format }));
+      assertReads(outcome, expected, format);
+      assert.equal(textOf(outcome).split('\n').length, 2, 'one line of output per line of text');
+    });
+  }
+
+  for (const orientation of [6, 8] as const) {
+    test(`reads a photo stored sideways with EXIF orientation ${orientation}`, async () => {
+      assertReads(await ocr.recognize(await sidewaysPhoto(SAMPLE_LINES, orientation)), expected, `EXIF ${orientation}`);
+    });
+  }
+
+  test('the sideways fixture is unreadable without its orientation (control)', async () => {
+    const pixelsOnly = await sharp(await sidewaysPhoto(SAMPLE_LINES, 6)).png().toBuffer();
+    const { orientation } = await sharp(pixelsOnly).metadata();
+    assert.equal(orientation, undefined);
+    const outcome = await ocr.recognize(pixelsOnly);
+    assert.ok(characterErrorRate(textOf(outcome), expected) > 0.5);
+  });
+
+  test('reads small text (10 px) through the enlarged second pass', async () => {
+    const outcome = await ocr.recognize(await renderTextImage(SAMPLE_LINES, { fontSize: 10 }));
+    assertReads(outcome, expected, '10 px text');
+  });
+
+  test('reads tiny text (7 px) that a single pass at native size does not find', async () => {
+    const outcome = await ocr.recognize(await renderTextImage(SAMPLE_LINES, { fontSize: 7 }));
+    assertReads(outcome, expected, '7 px text');
+  });
+
+  test('a blank image is processed: ok with empty text', async () => {
+    assert.deepEqual(await ocr.recognize(await blankImage()), { kind: 'ok', text: '' });
+  });
+
+  test('corrupt, truncated and empty inputs are invalid_image', async () => {
+    assert.equal((await ocr.recognize(corruptBytes())).kind, 'invalid_image');
+    assert.equal((await ocr.recognize(truncated(await renderTextImage(SAMPLE_LINES)))).kind, 'invalid_image');
+    assert.equal((await ocr.recognize(new Uint8Array(0))).kind, 'invalid_image');
+  });
+
+  test('a header claiming 60000x60000 pixels is too_large', async () => {
+    const outcome = await ocr.recognize(pngClaimingSize(60_000, 60_000));
+    assert.equal(outcome.kind, 'too_large');
+  });
+
+  test('the engine is still serving after the bad inputs', async () => {
+    assertReads(await ocr.recognize(await renderTextImage(SAMPLE_LINES)), expected, 'after bad inputs');
+    assert.equal(ocr.stats().replaced, 0, 'bad inputs were refused before reaching an engine');
+  });
+
+  test('an aborted signal rejects with its reason', async () => {
+    await assert.rejects(ocr.recognize(await blankImage(), AbortSignal.abort()), { name: 'AbortError' });
+  });
+
+  test('a tiny time limit gives timeout, and the engine is replaced', async () => {
+    const hurried = createImageOcr({ workers: 1, timeoutMs: 1 });
+    try {
+      assert.deepEqual(await hurried.recognize(await renderTextImage(SAMPLE_LINES)), { kind: 'timeout' });
+      assert.equal(hurried.stats().replaced, 1);
+    } finally {
+      await hurried.close();
+    }
+  });
+
+  test('refuses with OcrBusyError before decoding when the queue is full', async () => {
+    const busy = createImageOcr({ workers: 1, maxQueue: 1 });
+    try {
+      const image = await renderTextImage(SAMPLE_LINES);
+      await busy.warm();
+      const accepted = [busy.recognize(image), busy.recognize(image)];
+      // Both are admitted (the queue was empty when they arrived); wait until one waits.
+      for (let waited = 0; busy.stats().queued < 1 && waited < 20_000; waited += 10) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      await assert.rejects(busy.recognize(image), OcrBusyError);
+      const outcomes = await Promise.all(accepted);
+      assert.deepEqual(outcomes.map((outcome) => outcome.kind), ['ok', 'ok']);
+    } finally {
+      await busy.close();
+    }
+  });
+});
+
+describe('offline engine', { skip }, () => {
+  test('model and engine resolve to installed packages', () => {
+    const model = modelDirectory();
+    assert.ok(model.includes(path.join('node_modules', '@tesseract.js-data', 'eng', '4.0.0_best_int')), model);
+    const core = engineCoreFile();
+    assert.ok(core.includes(path.join('node_modules', 'tesseract.js-core')), core);
+  });
+
+  test('works with all network access refused, and writes nothing to the working directory', () => {
+    const scripts = mkdtempSync(path.join(tmpdir(), 'ocr-offline-scripts-'));
+    const workingDirectory = mkdtempSync(path.join(tmpdir(), 'ocr-offline-cwd-'));
+    try {
+      // Loaded into the main thread and into every worker thread (tesseract.js runs in those).
+      const refuseNetwork = path.join(scripts, 'refuse-network.mjs');
+      writeFileSync(
+        refuseNetwork,
+        `import net from 'node:net';
+        const refuse = () => { throw new Error('network access attempted'); };
+        globalThis.fetch = refuse;
+        net.Socket.prototype.connect = refuse;`,
+      );
+      // Control: a file worker thread sees the refusal too, so the check covers the engine threads.
+      const probeWorker = path.join(scripts, 'probe-worker.mjs');
+      writeFileSync(
+        probeWorker,
+        `import { parentPort } from 'node:worker_threads';
+        try { await fetch('http://127.0.0.1:9/'); parentPort.postMessage('fetched'); }
+        catch (error) { parentPort.postMessage(error.message); }`,
+      );
+      const here = path.dirname(fileURLToPath(import.meta.url));
+      const ocrModule = pathToFileURL(path.resolve(here, '../../src/extract/image/index.ts')).href;
+      const fixtures = pathToFileURL(path.resolve(here, '../support/image-fixtures.ts')).href;
+      const main = path.join(scripts, 'main.mjs');
+      writeFileSync(
+        main,
+        `import { Worker } from 'node:worker_threads';
+        import { createImageOcr } from ${JSON.stringify(ocrModule)};
+        import { renderTextImage, SAMPLE_LINES } from ${JSON.stringify(fixtures)};
+        const probe = await new Promise((resolve) => new Worker(${JSON.stringify(probeWorker)}).once('message', resolve));
+        const ocr = createImageOcr({ workers: 1 });
+        const outcome = await ocr.recognize(await renderTextImage(SAMPLE_LINES));
+        await ocr.close();
+        console.log(JSON.stringify({ probe, outcome }));`,
+      );
+      const child = spawnSync(process.execPath, ['--import', pathToFileURL(refuseNetwork).href, main], {
+        cwd: workingDirectory,
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      assert.equal(child.status, 0, child.stderr);
+      const { probe, outcome } = JSON.parse(child.stdout.trim().split('\n').at(-1)!);
+      assert.equal(probe, 'network access attempted');
+      assert.ok(characterErrorRate(textOf(outcome), expected) <= MAX_CER);
+      assert.deepEqual(readdirSync(workingDirectory), [], 'no traineddata cache written');
+    } finally {
+      rmSync(scripts, { recursive: true, force: true });
+      rmSync(workingDirectory, { recursive: true, force: true });
+    }
+  });
+});
