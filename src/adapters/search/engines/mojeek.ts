@@ -11,24 +11,19 @@ import { browserHeaders, buildUrl, cookieHeader, openPage, pushResult, resolveLi
 
 const REGION_ALIASES: Record<string, string> = { gb: 'uk' };
 
+/** `now` minus whole months (UTC), clamped to the last day of a shorter month (Mar 31 → Feb 29). */
+function monthsBefore(now: Date, months: number): Date {
+  const target = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - months, 1));
+  const lastDay = new Date(Date.UTC(target.getUTCFullYear(), target.getUTCMonth() + 1, 0)).getUTCDate();
+  target.setUTCDate(Math.min(now.getUTCDate(), lastDay));
+  return target;
+}
+
 /** The UTC date `range` before `now`, as YYYYMMDD. */
 export function sinceDate(range: TimeRange, now: Date): string {
-  const since = new Date(now.getTime());
-  switch (range) {
-    case 'hour':
-    case 'day':
-      since.setUTCDate(since.getUTCDate() - 1);
-      break;
-    case 'week':
-      since.setUTCDate(since.getUTCDate() - 7);
-      break;
-    case 'month':
-      since.setUTCMonth(since.getUTCMonth() - 1);
-      break;
-    case 'year':
-      since.setUTCFullYear(since.getUTCFullYear() - 1);
-      break;
-  }
+  const days = (n: number) => new Date(now.getTime() - n * 86_400_000);
+  const since =
+    range === 'hour' || range === 'day' ? days(1) : range === 'week' ? days(7) : monthsBefore(now, range === 'month' ? 1 : 12);
   return since.toISOString().slice(0, 10).replaceAll('-', '');
 }
 
