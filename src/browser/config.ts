@@ -13,16 +13,20 @@ export const BROWSER_DEFAULTS = {
 } as const;
 
 /**
- * Reads CHROMIUM_PATH, BROWSER_MAX_BROWSERS, BROWSER_MAX_PAGES, BROWSER_TIMEOUT_MS and the shared
- * OUTBOUND_ALLOW_HOSTS. Throws on a malformed number so a typo fails at start-up.
+ * Reads CHROMIUM_PATH, BROWSER_MAX_BROWSERS, BROWSER_MAX_PAGES, BROWSER_TIMEOUT_MS and the settings
+ * shared with the outbound client (OUTBOUND_ALLOW_HOSTS, PROXY_URL, PROXY_COUNTRY_USERNAME).
+ * Throws on a malformed number so a typo fails at start-up.
  */
 export function browserPoolOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): BrowserPoolOptions {
+  const outbound = outboundOptionsFromEnv(env);
   return {
     executablePath: env.CHROMIUM_PATH?.trim() || BROWSER_DEFAULTS.executablePath,
     maxBrowsers: positiveInteger(env, 'BROWSER_MAX_BROWSERS', BROWSER_DEFAULTS.maxBrowsers),
     maxPagesPerBrowser: positiveInteger(env, 'BROWSER_MAX_PAGES', BROWSER_DEFAULTS.maxPagesPerBrowser),
     navigationTimeoutMs: positiveInteger(env, 'BROWSER_TIMEOUT_MS', BROWSER_DEFAULTS.navigationTimeoutMs),
-    allowHosts: outboundOptionsFromEnv(env).allowHosts,
+    allowHosts: outbound.allowHosts,
+    ...(outbound.proxyUrl !== undefined ? { proxyUrl: outbound.proxyUrl } : {}),
+    proxyCountryUsername: outbound.proxyCountryUsername,
   };
 }
 

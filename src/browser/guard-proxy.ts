@@ -15,6 +15,7 @@ import type { Duplex } from 'node:stream';
 import { isPublicAddress } from '../outbound/address-policy.ts';
 import { defaultLookup, resolveAll, type LookupFunction } from '../outbound/resolve.ts';
 import { bareHostname, createHostExemptions } from '../outbound/url-policy.ts';
+import { openProxyTunnel, proxiedHttpRequest } from './upstream-proxy.ts';
 
 /** Sent with every refusal; lets the page renderer tell the guard's 403 from an origin's. */
 export const GUARD_REFUSAL_HEADER = 'x-guard-refused';
@@ -32,6 +33,12 @@ export interface GuardProxyOptions {
   transferLimitBytes?: number;
   /** Called once when `transferLimitBytes` is passed. */
   onTransferLimit?: () => void;
+  /**
+   * Send admitted traffic through this proxy (PROXY_URL, credentials in the URL) instead of
+   * connecting directly. The target is still resolved and checked first, but the proxy resolves
+   * it again: the same trade-off as the outbound client in proxy mode.
+   */
+  upstreamProxy?: URL;
 }
 
 export type GuardOutcome = 'blocked_address' | 'network' | 'invalid_url';
@@ -116,6 +123,10 @@ class Guard implements GuardProxy {
     this.#server.on('clientError', (_error: Error, socket: Duplex) => socket.destroy());
   }
 
+  get #connectTimeoutMs(): number {
+    return this.#options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  }
+
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
   }
@@ -163,7 +174,11 @@ class Guard implements GuardProxy {
     }
     let upstream: net.Socket;
     try {
-      upstream = await this.#connect(admission.addresses, target.port);
+      const proxy = this.#options.upstreamProxy;
+      upstream =
+        proxy !== undefined
+          ? await openProxyTunnel(proxy, target.hostname, target.port, this.#connectTimeoutMs)
+          : await this.#connect(admission.addresses, target.port);
     } catch (error) {
       const entry = this.#record(target.hostname, target.port, 'network', messageOf(error));
       client.end(refusalHead(entry));
@@ -205,26 +220,18 @@ class Guard implements GuardProxy {
       respondRefusal(res, admission.entry.code === 'network' ? 502 : 403, admission.entry.code, admission.entry.message);
       return;
     }
-    let socket: net.Socket;
+    let upstream: http.ClientRequest;
     try {
-      socket = await this.#connect(admission.addresses, port);
+      upstream = await this.#openHttpRequest(req, target, admission.addresses, port);
     } catch (error) {
       const entry = this.#record(hostname, port, 'network', messageOf(error));
       respondRefusal(res, 502, entry.code, entry.message);
       return;
     }
     if (res.destroyed || this.#closed) {
-      socket.destroy();
+      upstream.destroy();
       return;
     }
-    this.#track(socket);
-    const upstream = http.request({
-      createConnection: () => socket,
-      method: req.method,
-      path: `${target.pathname}${target.search}`,
-      headers: forwardableHeaders(req.rawHeaders),
-      setHost: false,
-    });
     upstream.on('response', (answer) => {
       answer.on('data', (chunk: Buffer) => this.#count(chunk.length));
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardableHeaders(answer.rawHeaders));
@@ -232,11 +239,35 @@ class Guard implements GuardProxy {
       answer.on('error', () => res.destroy());
     });
     upstream.on('error', (error) => {
-      if (res.headersSent) res.destroy();
-      else respondRefusal(res, 502, 'network', messageOf(error));
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      const entry = this.#record(hostname, port, 'network', messageOf(error));
+      respondRefusal(res, 502, entry.code, entry.message);
     });
     res.on('close', () => upstream.destroy());
     req.pipe(upstream);
+  }
+
+  /** The request towards the target: over a socket to the checked address, or via the upstream proxy. */
+  async #openHttpRequest(req: http.IncomingMessage, target: URL, addresses: readonly string[], port: number): Promise<http.ClientRequest> {
+    const headers = forwardableHeaders(req.rawHeaders);
+    const proxy = this.#options.upstreamProxy;
+    if (proxy !== undefined) {
+      const request = proxiedHttpRequest(proxy, target, req.method, headers);
+      request.on('socket', (socket) => this.#track(socket));
+      return request;
+    }
+    const socket = await this.#connect(addresses, port);
+    this.#track(socket);
+    return http.request({
+      createConnection: () => socket,
+      method: req.method,
+      path: `${target.pathname}${target.search}`,
+      headers,
+      setHost: false,
+    });
   }
 
   /** Resolves the target and admits it only if every address passes the address rule. */
@@ -265,7 +296,7 @@ class Guard implements GuardProxy {
 
   /** Connects to the checked addresses in order; the first that answers wins. */
   async #connect(addresses: readonly string[], port: number): Promise<net.Socket> {
-    const timeoutMs = this.#options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    const timeoutMs = this.#connectTimeoutMs;
     let lastError: unknown = new Error('No address to connect to');
     for (const address of addresses) {
       if (this.#closed) break;

@@ -5,11 +5,12 @@
  * every request has one deadline covering the wait, the launch and the rendering.
  */
 import { OutboundError } from '../outbound/types.ts';
+import { assertProxyCountry, DEFAULT_PROXY_COUNTRY_USERNAME, parseProxyUrl, proxyUrlForCountry } from '../outbound/proxy.ts';
 import { parseHttpUrl } from '../outbound/url-policy.ts';
 import { invokeCheckUrl, untilAborted } from './failures.ts';
 import { launchBrowser, type LaunchedBrowser } from './launch.ts';
 import { Limiter } from './limiter.ts';
-import { renderPage } from './render.ts';
+import { BrowserGoneError, renderPage, type RenderJob } from './render.ts';
 import type { BrowserPool, BrowserPoolOptions, BrowserPoolStats, FetchPageRequest, FetchPageResult } from './types.ts';
 
 export const POOL_DEFAULTS = {
@@ -29,6 +30,7 @@ class Pool implements BrowserPool {
   readonly #limiter: Limiter;
   readonly #inFlight = new Set<AbortController>();
   readonly #maxTransferBytes: number;
+  readonly #proxyUrl: URL | undefined;
   #refusals = 0;
   #closed = false;
 
@@ -38,12 +40,14 @@ class Pool implements BrowserPool {
     const maxPages = positive(options.maxPagesPerBrowser ?? POOL_DEFAULTS.maxPagesPerBrowser, 'maxPagesPerBrowser');
     positive(options.navigationTimeoutMs, 'navigationTimeoutMs');
     this.#maxTransferBytes = positive(options.maxTransferBytes ?? POOL_DEFAULTS.maxTransferBytes, 'maxTransferBytes');
+    this.#proxyUrl = options.proxyUrl ? parseProxyUrl(options.proxyUrl) : undefined;
     this.#limiter = new Limiter(maxBrowsers * maxPages);
     this.#slots = Array.from({ length: maxBrowsers }, () => new BrowserSlot(options));
   }
 
   async fetchPage(request: FetchPageRequest): Promise<FetchPageResult> {
     const url = parseHttpUrl(request.url);
+    if (request.proxyCountry !== undefined) assertProxyCountry(request.proxyCountry);
     invokeCheckUrl(request.checkUrl, url);
     if (this.#closed) throw new OutboundError('network', 'The browser pool is closed', url.href);
 
@@ -58,31 +62,29 @@ class Pool implements BrowserPool {
       const release = await this.#limiter.acquire(controller.signal);
       const slot = this.#slots.reduce((best, candidate) => (candidate.active < best.active ? candidate : best));
       slot.enter();
+      const job: RenderJob = {
+        url,
+        headers: request.headers ?? {},
+        waitFor: request.waitFor,
+        deadline,
+        maxBytes: request.maxBytes ?? this.#maxTransferBytes,
+        checkUrl: request.checkUrl,
+        proxyCountry: request.proxyCountry,
+        signal: controller.signal,
+      };
       try {
-        const launched = await untilAborted(slot.browser(), controller.signal).catch((error: unknown) => {
-          if (error instanceof OutboundError) throw error;
-          throw new OutboundError('network', `Chromium could not be started: ${firstLine(error)}`, url.href, { cause: error });
-        });
-        return await renderPage(
-          launched.browser,
-          {
-            url,
-            headers: request.headers ?? {},
-            waitFor: request.waitFor,
-            deadline,
-            maxBytes: request.maxBytes ?? this.#maxTransferBytes,
-            checkUrl: request.checkUrl,
-            signal: controller.signal,
-          },
-          {
-            allowHosts: this.#options.allowHosts ?? [],
-            lookup: this.#options.lookup,
-            transferLimitBytes: this.#maxTransferBytes,
-            onRefusals: (count) => {
-              this.#refusals += count;
-            },
-          },
-        );
+        try {
+          return await this.#render(slot, job);
+        } catch (error) {
+          if (!(error instanceof BrowserGoneError)) throw error;
+          // The browser died between requests: one retry on a fresh one, nothing was sent yet.
+          return await this.#render(slot, job);
+        }
+      } catch (error) {
+        if (error instanceof BrowserGoneError) {
+          throw new OutboundError('network', 'The browser closed before the page could be opened', url.href, { cause: error });
+        }
+        throw error;
       } finally {
         slot.leave();
         release();
@@ -91,6 +93,32 @@ class Pool implements BrowserPool {
       clearTimeout(timer);
       this.#inFlight.delete(controller);
     }
+  }
+
+  async #render(slot: BrowserSlot, job: RenderJob): Promise<FetchPageResult> {
+    const launched = await untilAborted(slot.browser(), job.signal).catch((error: unknown) => {
+      if (error instanceof OutboundError) throw error;
+      throw new OutboundError('network', `Chromium could not be started: ${firstLine(error)}`, job.url.href, { cause: error });
+    });
+    try {
+      return await renderPage(launched.browser, job, {
+        allowHosts: this.#options.allowHosts ?? [],
+        lookup: this.#options.lookup,
+        transferLimitBytes: this.#maxTransferBytes,
+        upstreamProxy: this.#upstreamProxy(job.proxyCountry),
+        onRefusals: (count) => {
+          this.#refusals += count;
+        },
+      });
+    } catch (error) {
+      if (error instanceof BrowserGoneError) slot.discard(launched);
+      throw error;
+    }
+  }
+
+  #upstreamProxy(country: string | undefined): URL | undefined {
+    if (this.#proxyUrl === undefined || country === undefined) return this.#proxyUrl;
+    return proxyUrlForCountry(this.#proxyUrl, this.#options.proxyCountryUsername ?? DEFAULT_PROXY_COUNTRY_USERNAME, country);
   }
 
   stats(): BrowserPoolStats {
@@ -182,6 +210,12 @@ class BrowserSlot {
       if (this.#launching === launching) this.#launching = undefined;
     });
     return launching;
+  }
+
+  /** Drops a browser that stopped answering and makes sure its process is gone. */
+  discard(launched: LaunchedBrowser): void {
+    this.#forget(launched);
+    void launched.close();
   }
 
   #forget(launched: LaunchedBrowser): void {

@@ -11,6 +11,17 @@ import { browserFailure, guardFailure, invokeCheckUrl, untilAborted } from './fa
 import { GUARD_REFUSAL_HEADER, startGuardProxy, type GuardProxy } from './guard-proxy.ts';
 import type { FetchPageResult } from './types.ts';
 
+/**
+ * The browser refused to open a context: it died (crash, kill) and the disconnect is not known
+ * yet. Nothing reached the network, so the pool may retry on a fresh browser.
+ */
+export class BrowserGoneError extends Error {
+  constructor(cause: unknown) {
+    super('The browser is gone', { cause });
+    this.name = 'BrowserGoneError';
+  }
+}
+
 export interface RenderJob {
   url: URL;
   headers: Record<string, string>;
@@ -19,6 +30,7 @@ export interface RenderJob {
   deadline: number;
   maxBytes: number;
   checkUrl?: (url: URL) => void;
+  proxyCountry?: string;
   /** Aborted with an `OutboundError` when the request must stop (deadline, pool closing). */
   signal: AbortSignal;
 }
@@ -27,6 +39,8 @@ export interface RenderSettings {
   allowHosts: readonly string[];
   lookup?: LookupFunction;
   transferLimitBytes: number;
+  /** Egress proxy for this page's traffic, credentials included. */
+  upstreamProxy?: URL;
   /** Called once the page is done with how many targets its guard refused. */
   onRefusals: (count: number) => void;
 }
@@ -50,6 +64,7 @@ export async function renderPage(browser: Browser, job: RenderJob, settings: Ren
     allowHosts: settings.allowHosts,
     lookup: settings.lookup,
     transferLimitBytes: settings.transferLimitBytes,
+    upstreamProxy: settings.upstreamProxy,
     onTransferLimit: () => {
       fail(new OutboundError('too_large', `The page pulled more than ${settings.transferLimitBytes} bytes`, job.url.href));
     },
@@ -61,6 +76,7 @@ export async function renderPage(browser: Browser, job: RenderJob, settings: Ren
     return await untilAborted(work, stop.signal);
   } catch (error) {
     if (stop.signal.aborted && error === stop.signal.reason) throw error;
+    if (error instanceof BrowserGoneError) throw error;
     throw browserFailure(error, job.url.href, session.mainUrl, guard);
   } finally {
     job.signal.removeEventListener('abort', onOuterAbort);
@@ -95,13 +111,18 @@ class PageSession {
 
   async run(): Promise<FetchPageResult> {
     const job = this.#job;
-    const context = await this.#browser.newContext({
-      proxy: { server: this.#guard.url, bypass: '<-loopback>' },
-      ...browserHeaders(job.headers, this.#browser.version()),
-      acceptDownloads: false,
-      serviceWorkers: 'block', // a worker's fetches would escape the interception below
-      ignoreHTTPSErrors: false,
-    });
+    const context = await this.#browser
+      .newContext({
+        proxy: { server: this.#guard.url, bypass: '<-loopback>' },
+        ...browserHeaders(job.headers, this.#browser.version()),
+        acceptDownloads: false,
+        serviceWorkers: 'block', // a worker's fetches would escape the interception below
+        ignoreHTTPSErrors: false,
+      })
+      .catch((error: unknown) => {
+        const closed = error instanceof Error && /has been closed|Target closed/i.test(error.message);
+        throw closed || !this.#browser.isConnected() ? new BrowserGoneError(error) : error;
+      });
     this.#context = context;
     if (this.#stopped.aborted) {
       await context.close().catch(() => undefined);

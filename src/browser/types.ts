@@ -16,6 +16,10 @@ export interface BrowserPoolOptions {
   navigationTimeoutMs: number;
   /** Hostnames or IP literals exempted from the public-address rule (OUTBOUND_ALLOW_HOSTS). */
   allowHosts?: readonly string[];
+  /** Egress proxy for all page traffic (PROXY_URL), e.g. http://user:pass@proxy:3128. Default: direct. */
+  proxyUrl?: string;
+  /** Username template for `proxyCountry` (PROXY_COUNTRY_USERNAME). Default `{username}-country-{country}`. */
+  proxyCountryUsername?: string;
   /** Replaces `dns.lookup` in the guard proxy (tests map names to chosen addresses). */
   lookup?: LookupFunction;
   /** Cap on bytes one page may pull from the network, subresources included. Default 32 MiB. */
@@ -45,6 +49,8 @@ export interface FetchPageRequest {
    * (non-`OutboundError`s become `blocked_host`, as with the outbound client).
    */
   checkUrl?: (url: URL) => void;
+  /** Route through PROXY_URL with the username rewritten for this country (ignored without it). */
+  proxyCountry?: string;
 }
 
 export interface FetchPageResult {

@@ -15,6 +15,7 @@ const DNS: Record<string, string[]> = {
   'private.test': ['10.0.0.1'],
   'mixed.test': [PUBLIC_ADDRESS, '127.0.0.1'],
   'allowed.test': ['127.0.0.1'],
+  'public.test': [PUBLIC_ADDRESS],
 };
 const testLookup: LookupFunction = (hostname, options, callback) => {
   lookups.push(hostname);
@@ -34,6 +35,11 @@ let web: http.Server; // plain HTTP origin
 let webRequests = 0;
 let ECHO = 0;
 let WEB = 0;
+// Stands for the operator's PROXY_URL: records what it is asked, then serves every target from
+// the local echo/web servers (the public address in the test DNS is never dialled).
+let upstream: http.Server;
+let UPSTREAM = 0;
+const upstreamSeen: string[] = [];
 const guards: GuardProxy[] = [];
 
 async function guardWith(options: GuardProxyOptions): Promise<GuardProxy> {
@@ -100,12 +106,32 @@ before(async () => {
   await new Promise<void>((resolve) => web.listen(0, '127.0.0.1', resolve));
   ECHO = (echo.address() as AddressInfo).port;
   WEB = (web.address() as AddressInfo).port;
+
+  upstream = http.createServer((req, res) => {
+    upstreamSeen.push(`${req.method} ${req.url} ${req.headers['proxy-authorization']}`);
+    const forwarded = http.request({ host: '127.0.0.1', port: WEB, path: new URL(req.url ?? '').pathname, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    req.pipe(forwarded);
+  });
+  upstream.on('connect', (req: http.IncomingMessage, socket: net.Socket) => {
+    upstreamSeen.push(`CONNECT ${req.url} ${req.headers['proxy-authorization']}`);
+    const tunnel = net.connect(ECHO, '127.0.0.1', () => {
+      socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      tunnel.pipe(socket);
+      socket.pipe(tunnel);
+    });
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  UPSTREAM = (upstream.address() as AddressInfo).port;
 });
 
 after(async () => {
   await Promise.all(guards.map((guard) => guard.close()));
   echo.close();
   web.close();
+  upstream.close();
 });
 
 describe('guard proxy: CONNECT tunnels', () => {
@@ -243,5 +269,39 @@ describe('guard proxy: plain HTTP forwarding', () => {
     await assert.rejects(proxiedGet(guard, `http://127.0.0.1:${WEB}/big`));
     assert.equal(reported, 1);
     assert.ok(guard.bytesIn > 10_000);
+  });
+});
+
+describe('guard proxy: through an upstream proxy (PROXY_URL)', () => {
+  const credentials = `Basic ${Buffer.from('user-country-de:pa ss').toString('base64')}`;
+  const upstreamProxy = () => new URL(`http://user-country-de:pa%20ss@127.0.0.1:${UPSTREAM}`);
+
+  test('an admitted tunnel is opened through the upstream proxy with its credentials', async () => {
+    const guard = await guardWith({ upstreamProxy: upstreamProxy() });
+    upstreamSeen.length = 0;
+    const { status, socket } = await connect(guard, 'public.test:443');
+    assert.equal(status, 200);
+    assert.equal(await roundTrip(socket, 'via upstream'), 'via upstream');
+    socket.destroy();
+    assert.deepEqual(upstreamSeen, [`CONNECT public.test:443 ${credentials}`]);
+  });
+
+  test('plain http is forwarded to the upstream proxy in absolute-URI form', async () => {
+    const guard = await guardWith({ upstreamProxy: upstreamProxy() });
+    upstreamSeen.length = 0;
+    const response = await proxiedGet(guard, 'http://public.test/page');
+    assert.equal(response.status, 200);
+    assert.match(response.body, /path=\/page/);
+    assert.deepEqual(upstreamSeen, [`GET http://public.test/page ${credentials}`]);
+  });
+
+  test('a private target is refused before the upstream proxy is asked', async () => {
+    const guard = await guardWith({ upstreamProxy: upstreamProxy() });
+    upstreamSeen.length = 0;
+    const { status, socket } = await connect(guard, 'internal.test:443');
+    socket.destroy();
+    assert.equal(status, 403);
+    assert.equal((await proxiedGet(guard, 'http://private.test/')).status, 403);
+    assert.deepEqual(upstreamSeen, []);
   });
 });

@@ -1,0 +1,39 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { browserPoolOptionsFromEnv } from '../../src/browser/config.ts';
+
+describe('browser pool settings from the environment', () => {
+  test('defaults', () => {
+    const options = browserPoolOptionsFromEnv({});
+    assert.equal(options.executablePath, '/usr/bin/chromium');
+    assert.equal(options.maxBrowsers, 1);
+    assert.equal(options.maxPagesPerBrowser, 4);
+    assert.equal(options.navigationTimeoutMs, 20_000);
+    assert.deepEqual(options.allowHosts, []);
+    assert.equal(options.proxyUrl, undefined);
+  });
+
+  test('reads CHROMIUM_PATH, BROWSER_* and the shared outbound settings', () => {
+    const options = browserPoolOptionsFromEnv({
+      CHROMIUM_PATH: '/opt/chromium/chrome',
+      BROWSER_MAX_BROWSERS: '2',
+      BROWSER_MAX_PAGES: '3',
+      BROWSER_TIMEOUT_MS: '15000',
+      OUTBOUND_ALLOW_HOSTS: '127.0.0.1, mirror.internal',
+      PROXY_URL: 'http://user:pass@proxy:3128',
+      PROXY_COUNTRY_USERNAME: '{username}-cc-{country}',
+    });
+    assert.equal(options.executablePath, '/opt/chromium/chrome');
+    assert.equal(options.maxBrowsers, 2);
+    assert.equal(options.maxPagesPerBrowser, 3);
+    assert.equal(options.navigationTimeoutMs, 15_000);
+    assert.deepEqual(options.allowHosts, ['127.0.0.1', 'mirror.internal']);
+    assert.equal(options.proxyUrl, 'http://user:pass@proxy:3128');
+    assert.equal(options.proxyCountryUsername, '{username}-cc-{country}');
+  });
+
+  test('a malformed number fails at start-up', () => {
+    assert.throws(() => browserPoolOptionsFromEnv({ BROWSER_MAX_PAGES: 'four' }), /BROWSER_MAX_PAGES/);
+    assert.throws(() => browserPoolOptionsFromEnv({ BROWSER_TIMEOUT_MS: '0' }), /BROWSER_TIMEOUT_MS/);
+  });
+});
