@@ -1,0 +1,427 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { OutboundError } from '../../src/outbound/types.ts';
+import type { OutboundClient, OutboundRequest, OutboundResponse } from '../../src/outbound/types.ts';
+import {
+  MAX_UPSTREAM_BYTES,
+  MemorySearchCache,
+  SearchConfigError,
+  createSearchChain,
+  defaultSearchEngines,
+  readSearchSettings,
+} from '../../src/adapters/search/index.ts';
+import type { SearchCache, SearchChainOptions, SearchRequest } from '../../src/adapters/search/index.ts';
+import type { EngineName, UpstreamRequest, UpstreamResponse } from '../../src/adapters/search/types.ts';
+import { SERP_FIXTURES, fixtureResults, type FixturePage } from '../support/search-fixtures.ts';
+
+const ENGINE_NAMES: EngineName[] = ['google', 'bing', 'duckduckgo', 'brave', 'mojeek', 'startpage'];
+const BASE_URLS = Object.fromEntries(ENGINE_NAMES.map((name) => [name, `http://${name}.test`])) as Record<EngineName, string>;
+
+/** The upstream page (1-based, 10 results) a request asks for, read back from each engine's own parameters. */
+function upstreamPageOf(engine: EngineName, url: URL, body: string | undefined): number {
+  const form = new URLSearchParams(body ?? '');
+  const number = (value: string | null, fallback: number) => (value === null ? fallback : Number(value));
+  switch (engine) {
+    case 'google':
+      return number(url.searchParams.get('start'), 0) / 10 + 1;
+    case 'bing':
+      return (number(url.searchParams.get('first'), 1) - 1) / 10 + 1;
+    case 'duckduckgo':
+      return number(form.get('s'), 0) / 10 + 1;
+    case 'brave':
+      return number(url.searchParams.get('offset'), 0) + 1;
+    case 'mojeek':
+      return (number(url.searchParams.get('s'), 1) - 1) / 10 + 1;
+    case 'startpage':
+      return number(form.get('page'), 1);
+  }
+}
+
+type Reply = FixturePage | Error | Promise<FixturePage | Error>;
+type Route = (engine: EngineName, page: number) => Reply;
+
+interface Call {
+  engine: EngineName;
+  page: number;
+  url: string;
+  request: OutboundRequest;
+}
+
+/** An OutboundClient that answers from the hand-written fixtures, routed by engine host and page. */
+function fakeClient(route: Route, charset = 'utf-8') {
+  const calls: Call[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const client: OutboundClient = {
+    async fetch(url: string, request: OutboundRequest): Promise<OutboundResponse> {
+      const parsed = new URL(url);
+      const engine = parsed.hostname.replace(/\.test$/, '') as EngineName;
+      const body = typeof request.body === 'string' ? request.body : undefined;
+      const page = upstreamPageOf(engine, parsed, body);
+      calls.push({ engine, page, url, request });
+      inFlight += 1;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      try {
+        const reply = await route(engine, page);
+        if (reply instanceof Error) throw reply;
+        return {
+          url: parsed.origin + reply.path,
+          status: reply.status,
+          headers: { 'content-type': `text/html; charset=${charset}` },
+          body: Buffer.from(reply.body, charset === 'utf-8' ? 'utf8' : 'latin1'),
+          hops: [url],
+        };
+      } finally {
+        inFlight -= 1;
+      }
+    },
+    async isPublicUrl() {
+      return true;
+    },
+  };
+  return { client, calls, maxInFlight: () => maxInFlight };
+}
+
+/** Results numbered by upstream page: page n holds results (n-1)*10+1 .. n*10. */
+const resultsPage = (engine: EngineName, page: number) => SERP_FIXTURES[engine].results(fixtureResults(engine, 10, (page - 1) * 10 + 1));
+
+function chain(route: Route, options: Partial<SearchChainOptions> = {}) {
+  const fake = fakeClient(route);
+  const warnings: Array<{ details: Record<string, unknown>; message: string }> = [];
+  const searchChain = createSearchChain({
+    engines: ['bing', 'duckduckgo', 'brave', 'mojeek', 'startpage'],
+    fetch: fake.client,
+    baseUrls: BASE_URLS,
+    timeoutMs: 5000,
+    logger: { warn: (details, message) => warnings.push({ details, message }) },
+    ...options,
+  });
+  return { searchChain, warnings, ...fake };
+}
+
+const request: SearchRequest = { query: 'test query', country: 'us', language: 'en', page: 1, perPage: 10 };
+
+describe('search chain: one engine answers', () => {
+  test('returns the first engine\'s results and passes the outbound contract', async () => {
+    const { searchChain, calls } = chain((engine, page) => resultsPage(engine, page));
+    const outcome = await searchChain.search(request);
+    assert.equal(outcome.kind, 'results');
+    assert.equal(outcome.kind === 'results' && outcome.engine, 'bing');
+    assert.deepEqual(
+      outcome.kind === 'results' && outcome.results.map((result) => result.title),
+      fixtureResults('bing', 10).map((item) => item.title),
+    );
+    assert.equal(calls.length, 1);
+    const [call] = calls;
+    assert.equal(call.engine, 'bing');
+    assert.equal(call.request.maxBytes, MAX_UPSTREAM_BYTES);
+    assert.equal(MAX_UPSTREAM_BYTES, 10 * 1024 * 1024);
+    assert.equal(call.request.timeoutMs, 5000);
+    assert.equal(call.request.method, 'GET');
+    assert.equal(call.request.proxyCountry, 'us');
+    assert.match(String(call.request.headers?.Cookie), /_EDGE_CD=/);
+  });
+
+  test('per_page > 10 fans out ceil(per_page/10) upstream pages concurrently, from (page-1)*span+1', async () => {
+    const expected = 3;
+    let arrived = 0;
+    let release!: () => void;
+    const allArrived = new Promise<void>((resolve) => (release = resolve));
+    // Each reply waits until every page of the fan-out has been requested: sequential fetching
+    // would never get there, and the safety timer turns that into a failed assertion.
+    const safety = setTimeout(release, 2000);
+    const { searchChain, calls, maxInFlight } = chain(async (engine, page) => {
+      arrived += 1;
+      if (arrived === expected) release();
+      await allArrived;
+      return resultsPage(engine, page);
+    });
+    const outcome = await searchChain.search({ ...request, page: 2, perPage: 25 });
+    clearTimeout(safety);
+    assert.equal(maxInFlight(), expected);
+    assert.deepEqual(calls.map((call) => call.page).sort(), [4, 5, 6]);
+    assert.equal(outcome.kind, 'results');
+    const titles = outcome.kind === 'results' ? outcome.results.map((result) => result.title) : [];
+    assert.equal(titles.length, 25);
+    assert.equal(titles[0], 'bing result 31');
+    assert.equal(titles[24], 'bing result 55');
+  });
+
+  test('merges in page order even when later pages answer first', async () => {
+    const { searchChain } = chain(async (engine, page) => {
+      // Page 1 answers last.
+      if (page === 1) await new Promise((resolve) => setTimeout(resolve, 30));
+      return resultsPage(engine, page);
+    });
+    const outcome = await searchChain.search({ ...request, perPage: 30 });
+    const titles = outcome.kind === 'results' ? outcome.results.map((result) => result.title) : [];
+    assert.deepEqual(
+      titles,
+      fixtureResults('bing', 30).map((item) => item.title),
+    );
+  });
+
+  test('trims to per_page', async () => {
+    const { searchChain, calls } = chain((engine, page) => resultsPage(engine, page));
+    const outcome = await searchChain.search({ ...request, perPage: 4 });
+    assert.equal(calls.length, 1);
+    assert.equal(outcome.kind === 'results' && outcome.results.length, 4);
+  });
+
+  test('when the first two results share a URL the first is dropped, then the list is trimmed', async () => {
+    const items = fixtureResults('bing', 10);
+    items[1] = { ...items[1], url: items[0].url, title: 'Second copy' };
+    const { searchChain } = chain(() => SERP_FIXTURES.bing.results(items));
+    const outcome = await searchChain.search({ ...request, perPage: 5 });
+    const titles = outcome.kind === 'results' ? outcome.results.map((result) => result.title) : [];
+    assert.deepEqual(titles, ['Second copy', 'bing result 3', 'bing result 4', 'bing result 5', 'bing result 6']);
+  });
+
+  test('the duplicate rule only looks at the first two results', async () => {
+    const items = fixtureResults('bing', 10);
+    items[2] = { ...items[2], url: items[1].url };
+    const { searchChain } = chain(() => SERP_FIXTURES.bing.results(items));
+    const outcome = await searchChain.search(request);
+    assert.equal(outcome.kind === 'results' && outcome.results.length, 10);
+  });
+
+  test('a failed additional page of a fan-out is dropped and the others kept', async () => {
+    const { searchChain, warnings } = chain((engine, page) =>
+      page === 2 ? SERP_FIXTURES.bing.blocked.challenge : resultsPage(engine, page),
+    );
+    const outcome = await searchChain.search({ ...request, perPage: 30 });
+    assert.equal(outcome.kind === 'results' && outcome.engine, 'bing');
+    const titles = outcome.kind === 'results' ? outcome.results.map((result) => result.title) : [];
+    assert.deepEqual(titles, [...fixtureResults('bing', 10), ...fixtureResults('bing', 10, 21)].map((item) => item.title));
+    assert.equal(warnings.length, 1);
+    assert.equal(warnings[0].details.upstreamPage, 2);
+  });
+
+  test('decodes the charset the engine declares', async () => {
+    const fake = fakeClient(() => SERP_FIXTURES.bing.results([{ title: 'Café crème', url: 'https://x.example/', description: 'Ça va', meta: '' }]), 'iso-8859-1');
+    const searchChain = createSearchChain({ engines: ['bing'], fetch: fake.client, baseUrls: BASE_URLS, timeoutMs: 1000 });
+    const outcome = await searchChain.search(request);
+    assert.equal(outcome.kind === 'results' && outcome.results[0].title, 'Café crème');
+  });
+
+  test('engines without a configured base URL use the public one', async () => {
+    const fake = fakeClient(() => new OutboundError('network', 'offline', ''));
+    const searchChain = createSearchChain({ engines: ['mojeek'], fetch: fake.client, timeoutMs: 1000 });
+    await searchChain.search(request);
+    assert.match(fake.calls[0]?.url ?? '', /^https:\/\/www\.mojeek\.com\/search\?/);
+  });
+});
+
+describe('search chain: fallback', () => {
+  test('moves past blocked pages, network errors, timeouts and HTTP 429, recording why', async () => {
+    const { searchChain, calls, warnings } = chain((engine, page) => {
+      switch (engine) {
+        case 'bing':
+          return SERP_FIXTURES.bing.blocked.challenge;
+        case 'duckduckgo':
+          return new OutboundError('network', 'connection reset', BASE_URLS.duckduckgo);
+        case 'brave':
+          return new OutboundError('timeout', 'deadline passed', BASE_URLS.brave);
+        case 'mojeek':
+          return { status: 429, path: '/search', body: 'slow down' };
+        default:
+          return resultsPage(engine, page);
+      }
+    });
+    const outcome = await searchChain.search(request);
+    assert.equal(outcome.kind === 'results' && outcome.engine, 'startpage');
+    assert.deepEqual(
+      calls.map((call) => call.engine),
+      ['bing', 'duckduckgo', 'brave', 'mojeek', 'startpage'],
+    );
+    assert.deepEqual(
+      warnings.map((warning) => warning.details.engine),
+      ['bing', 'duckduckgo', 'brave', 'mojeek'],
+    );
+  });
+
+  test('all engines blocked: unavailable, with every attempt and its reason in order', async () => {
+    const { searchChain } = chain((engine) => {
+      const blocked = Object.values(SERP_FIXTURES[engine].blocked);
+      return blocked[0];
+    });
+    const outcome = await searchChain.search(request);
+    assert.equal(outcome.kind, 'unavailable');
+    const attempts = outcome.kind === 'unavailable' ? outcome.attempts : [];
+    assert.deepEqual(
+      attempts.map((attempt) => attempt.engine),
+      ['bing', 'duckduckgo', 'brave', 'mojeek', 'startpage'],
+    );
+    assert.match(attempts[0].reason, /One last step/);
+    assert.ok(attempts.every((attempt) => attempt.reason.length > 0));
+  });
+
+  test('no_results from a cleanly answering engine is final: the next engine is not asked', async () => {
+    const { searchChain, calls } = chain((engine, page) =>
+      engine === 'bing' ? SERP_FIXTURES.bing.noResults('test query') : resultsPage(engine, page),
+    );
+    const outcome = await searchChain.search({ ...request, perPage: 20 });
+    assert.deepEqual(outcome, { kind: 'no_results', engine: 'bing' });
+    assert.deepEqual(new Set(calls.map((call) => call.engine)), new Set(['bing']));
+  });
+
+  test('the first page of a fan-out failing moves to the next engine even if later pages answered', async () => {
+    const { searchChain } = chain((engine, page) =>
+      engine === 'bing' && page === 1 ? new OutboundError('timeout', 'deadline passed', '') : resultsPage(engine, page),
+    );
+    const outcome = await searchChain.search({ ...request, perPage: 20 });
+    assert.equal(outcome.kind === 'results' && outcome.engine, 'duckduckgo');
+    assert.equal(outcome.kind === 'results' && outcome.results.length, 20);
+  });
+
+  test('the first page failing aborts the rest of that engine\'s fan-out', async () => {
+    const signals: AbortSignal[] = [];
+    const fake = fakeClient((engine, page) => (engine === 'bing' && page === 1 ? new OutboundError('network', 'reset', '') : resultsPage(engine, page)));
+    const original = fake.client.fetch;
+    fake.client.fetch = (url, options) => {
+      if (options.signal) signals.push(options.signal);
+      return original(url, options);
+    };
+    const searchChain = createSearchChain({ engines: ['bing', 'mojeek'], fetch: fake.client, baseUrls: BASE_URLS, timeoutMs: 1000 });
+    await searchChain.search({ ...request, perPage: 30 });
+    assert.equal(signals.length, 6);
+    assert.deepEqual(signals.map((signal) => signal.aborted), [true, true, true, false, false, false]);
+  });
+});
+
+describe('search chain: Google and the browser', () => {
+  test('without a browser, google is left out (with a warning) and the rest keep their order', () => {
+    const warnings: string[] = [];
+    const searchChain = createSearchChain({
+      engines: ['google', 'bing', 'mojeek'],
+      fetch: fakeClient(() => new Error('unused')).client,
+      timeoutMs: 1000,
+      logger: { warn: (_details, message) => warnings.push(message) },
+    });
+    assert.deepEqual(searchChain.engines, ['bing', 'mojeek']);
+    assert.equal(warnings.length, 1);
+  });
+
+  test('google alone without a browser is a configuration error', () => {
+    assert.throws(
+      () => createSearchChain({ engines: ['google'], fetch: fakeClient(() => new Error('unused')).client, timeoutMs: 1000 }),
+      SearchConfigError,
+    );
+  });
+
+  test('with a browser, google requests go through it and never through the outbound client', async () => {
+    const seen: UpstreamRequest[] = [];
+    const browserFetch = async (upstream: UpstreamRequest): Promise<UpstreamResponse> => {
+      seen.push(upstream);
+      const page = SERP_FIXTURES.google.results(fixtureResults('google', 10));
+      return { status: page.status, url: new URL(upstream.url).origin + page.path, headers: {}, body: page.body };
+    };
+    const { searchChain, calls } = chain(() => new Error('outbound must not be used'), { engines: ['google', 'bing'], browserFetch });
+    const outcome = await searchChain.search(request);
+    assert.equal(outcome.kind === 'results' && outcome.engine, 'google');
+    assert.equal(outcome.kind === 'results' && outcome.results.length, 10);
+    assert.equal(seen.length, 1);
+    assert.match(seen[0].url, /^http:\/\/google\.test\/search\?q=test\+query/);
+    assert.equal(calls.length, 0);
+  });
+
+  test('a browser that does not answer in time counts as a timeout and the chain moves on', async () => {
+    const browserFetch = () => new Promise<UpstreamResponse>(() => {});
+    const { searchChain } = chain((engine, page) => resultsPage(engine, page), { engines: ['google', 'bing'], browserFetch, timeoutMs: 50 });
+    const outcome = await searchChain.search(request);
+    assert.equal(outcome.kind === 'results' && outcome.engine, 'bing');
+  });
+
+  test('default order: google first only when a browser is available', () => {
+    assert.deepEqual(defaultSearchEngines(false), ['bing', 'duckduckgo', 'brave', 'mojeek', 'startpage']);
+    assert.deepEqual(defaultSearchEngines(true), ['google', 'bing', 'duckduckgo', 'brave', 'mojeek', 'startpage']);
+  });
+});
+
+describe('search chain: configuration', () => {
+  const client = fakeClient(() => new Error('unused')).client;
+
+  test('an unknown engine name is a configuration error at start-up', () => {
+    assert.throws(() => createSearchChain({ engines: ['bing', 'altavista'], fetch: client, timeoutMs: 1000 }), /altavista/);
+  });
+
+  test('a cache without a TTL, a non-positive timeout and a malformed base URL are rejected', () => {
+    assert.throws(() => createSearchChain({ engines: ['bing'], fetch: client, timeoutMs: 1000, cache: new MemorySearchCache() }), SearchConfigError);
+    assert.throws(() => createSearchChain({ engines: ['bing'], fetch: client, timeoutMs: 0 }), SearchConfigError);
+    assert.throws(() => createSearchChain({ engines: ['bing'], fetch: client, timeoutMs: 1000, baseUrls: { bing: 'not a url' } }), SearchConfigError);
+  });
+
+  test('invalid page or per_page is a programming error', async () => {
+    const searchChain = createSearchChain({ engines: ['bing'], fetch: client, timeoutMs: 1000 });
+    await assert.rejects(searchChain.search({ ...request, page: 0 }), RangeError);
+    await assert.rejects(searchChain.search({ ...request, perPage: 0 }), RangeError);
+  });
+
+  test('SEARCH_ENGINES and SEARCH_CACHE_TTL are read from the environment', () => {
+    assert.deepEqual(readSearchSettings({ SEARCH_ENGINES: ' Mojeek, bing ,', SEARCH_CACHE_TTL: '300' }, { hasBrowser: false }), {
+      engines: ['mojeek', 'bing'],
+      cacheTtlSeconds: 300,
+    });
+    assert.deepEqual(readSearchSettings({}, { hasBrowser: true }), { engines: defaultSearchEngines(true), cacheTtlSeconds: 0 });
+    assert.throws(() => readSearchSettings({ SEARCH_CACHE_TTL: '5m' }, { hasBrowser: false }), SearchConfigError);
+  });
+});
+
+describe('search chain: cache', () => {
+  function cachedChain(route: Route, cache: SearchCache = new MemorySearchCache()) {
+    return { cache, ...chain(route, { cache, cacheTtlSeconds: 60 }) };
+  }
+
+  test('a repeated search is served from the cache without upstream requests', async () => {
+    const { searchChain, calls } = cachedChain((engine, page) => resultsPage(engine, page));
+    const first = await searchChain.search(request);
+    const second = await searchChain.search(request);
+    assert.equal(calls.length, 1);
+    assert.deepEqual(second, first);
+  });
+
+  test('every parameter is part of the key', async () => {
+    const { searchChain, calls } = cachedChain((engine, page) => resultsPage(engine, page));
+    await searchChain.search(request);
+    const variants: Array<Partial<SearchRequest>> = [
+      { query: 'other' },
+      { country: 'gb' },
+      { language: 'fr' },
+      { page: 2 },
+      { perPage: 5 },
+      { timeRange: 'week' },
+    ];
+    for (const variant of variants) await searchChain.search({ ...request, ...variant });
+    assert.equal(calls.length, 1 + variants.length);
+  });
+
+  test('no_results and unavailable are not cached', async () => {
+    let mode: 'none' | 'blocked' = 'none';
+    const { searchChain, calls } = cachedChain((engine) =>
+      mode === 'none' ? SERP_FIXTURES[engine].noResults('q') : Object.values(SERP_FIXTURES[engine].blocked)[0],
+    );
+    await searchChain.search(request);
+    await searchChain.search(request);
+    assert.equal(calls.length, 2);
+    mode = 'blocked';
+    calls.length = 0;
+    await searchChain.search(request);
+    await searchChain.search(request);
+    assert.equal(calls.length, 10);
+  });
+
+  test('a failing cache does not fail the search', async () => {
+    const broken: SearchCache = {
+      get: async () => {
+        throw new Error('cache down');
+      },
+      set: async () => {
+        throw new Error('cache down');
+      },
+    };
+    const { searchChain, warnings } = cachedChain((engine, page) => resultsPage(engine, page), broken);
+    const outcome = await searchChain.search(request);
+    assert.equal(outcome.kind, 'results');
+    assert.equal(warnings.length, 2);
+  });
+});
