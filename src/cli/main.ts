@@ -5,11 +5,12 @@
  * CLI connects directly, whatever servers are running.
  */
 import { ConfigError, loadConfig } from '../config.ts';
-import { createPlatformServices } from '../services.ts';
-import { OperatorError, runOperatorCommand, UsageError, USAGE } from '../operator/commands.ts';
+import { assertKnownCommand, OperatorError, runOperatorCommand, UsageError, USAGE } from '../operator/commands.ts';
 import { sendAdminCommand } from '../operator/admin-socket.ts';
 import { DataDirBusyError, lockDataDir } from '../storage/data-dir-lock.ts';
-import { startService } from '../app.ts';
+
+// The HTTP server and the storage stack are loaded only by the paths that use them, so a
+// command answered over the admin socket starts quickly.
 
 function print(result: unknown, json: boolean): void {
   if (json) {
@@ -22,6 +23,7 @@ function print(result: unknown, json: boolean): void {
 
 async function serve(): Promise<void> {
   const config = loadConfig();
+  const { startService } = await import('../app.ts');
   const service = await startService(config);
   if (service.owner) {
     process.stdout.write(
@@ -52,6 +54,7 @@ async function serve(): Promise<void> {
 }
 
 async function operator(argv: string[]): Promise<unknown> {
+  assertKnownCommand(argv);
   const config = loadConfig();
   if (!config.databaseUrl) {
     const reply = await sendAdminCommand(config.dataDir, argv);
@@ -62,6 +65,7 @@ async function operator(argv: string[]): Promise<unknown> {
   }
   const unlock = config.databaseUrl ? () => {} : lockDataDir(config.dataDir);
   try {
+    const { createPlatformServices } = await import('../services.ts');
     const services = await createPlatformServices(config, { migrate: argv[0] !== 'migrate' });
     try {
       return await runOperatorCommand(services, argv);

@@ -75,11 +75,41 @@ async function existingUser(services: Services, values: Values): Promise<number>
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
+const COMMANDS = new Set([
+  'migrate',
+  'users create',
+  'users list',
+  'tokens create',
+  'tokens list',
+  'tokens revoke',
+  'credits grant',
+  'credits set',
+  'credits show',
+  'credits audit',
+  'plans list',
+  'plans assign',
+  'plans renew',
+  'prices list',
+  'prices set',
+]);
+
+/** "credits grant --user 1" → key "credits grant" and the options after it. */
+function splitCommand(argv: string[]): { key: string; args: string[] } {
+  const [group = '', action] = argv;
+  const twoWords = !!action && !action.startsWith('-');
+  return { key: twoWords ? `${group} ${action}` : group, args: argv.slice(twoWords ? 2 : 1) };
+}
+
+/** Refuses an unknown command before anything is opened (a usage error needs no database). */
+export function assertKnownCommand(argv: string[]): void {
+  const { key } = splitCommand(argv);
+  if (!COMMANDS.has(key)) throw new UsageError(key && !key.startsWith('-') ? `Unknown command "${key}".\n\n${USAGE}` : USAGE);
+}
+
 /** Runs one operator command; returns what it produced (printed as JSON or text by the caller). */
 export async function runOperatorCommand(services: Services, argv: string[]): Promise<unknown> {
-  const [group, action, ...rest] = argv;
-  const key = action && !action.startsWith('-') ? `${group} ${action}` : group;
-  const args = key === group ? argv.slice(1) : rest;
+  assertKnownCommand(argv);
+  const { key, args } = splitCommand(argv);
 
   switch (key) {
     case 'migrate': {
@@ -179,6 +209,6 @@ export async function runOperatorCommand(services: Services, argv: string[]): Pr
       return { operation, credits };
     }
     default:
-      throw new UsageError(group ? `Unknown command "${[group, action].filter(Boolean).join(' ')}".\n\n${USAGE}` : USAGE);
+      throw new Error(`The command "${key}" is listed but not implemented.`);
   }
 }
