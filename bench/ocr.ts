@@ -1,0 +1,200 @@
+/**
+ * Image OCR throughput and accuracy: the service's engine (sharp preprocessing + tesseract.js
+ * WebAssembly workers, src/extract/image) beside the native `tesseract` command line, on the same
+ * images, both two wide.
+ *
+ *   gleaner        createImageOcr with BENCH_OCR_WORKERS workers (default 2), all requests
+ *                  submitted at once, engines warmed before the clock starts
+ *   native         `tesseract stdin stdout` with OMP_THREAD_LIMIT=1, two processes at a time, with
+ *                  the system's English model (Debian's tesseract-ocr-eng is the "fast" model)
+ *   native-best    the same command reading this project's model (eng 4.0.0_best_int, unpacked
+ *                  to a temporary folder), so accuracy and speed compare model for model
+ *
+ * A native run pays a process start and a model load per image, as a service calling the command
+ * would; the gleaner engines load their model once. Images: the corpus OCR images with their
+ * ground truth (CORPUS_DIR/ocr) or, without CORPUS_DIR, text rendered in code at a few sizes and
+ * formats. Accuracy is the character error rate (CER, whitespace normalised) of each image's
+ * first read; 0 is perfect.
+ *
+ * Usage: node bench/ocr.ts
+ * Environment:
+ *   CORPUS_DIR           the recorded corpus (uses its ocr/ folder when present)
+ *   BENCH_OCR_ROUNDS     times each image is submitted (default 5)
+ *   BENCH_OCR_WORKERS    workers of the gleaner engine (default 2)
+ *   BENCH_OCR_PARALLEL   native processes at a time (default 2)
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { gunzipSync } from 'node:zlib';
+import { createImageOcr } from '../src/extract/image/index.ts';
+import { modelDirectory } from '../src/extract/image/engine.ts';
+import { corpusDir } from '../test/support/corpus.ts';
+import { characterErrorRate, renderTextImage, SAMPLE_LINES } from '../test/support/image-fixtures.ts';
+
+interface Sample {
+  name: string;
+  bytes: Buffer;
+  truth: string;
+}
+
+interface RunResult {
+  engine: string;
+  seconds: number;
+  requests: number;
+  /** Text of each sample's first read, by sample name. */
+  texts: Map<string, string>;
+  failures: number;
+}
+
+const rounds = positive('BENCH_OCR_ROUNDS', 5);
+const workers = positive('BENCH_OCR_WORKERS', 2);
+const parallel = positive('BENCH_OCR_PARALLEL', 2);
+
+function positive(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (!raw) return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`);
+  return value;
+}
+
+async function loadSamples(): Promise<{ source: string; samples: Sample[] }> {
+  const corpus = corpusDir('ocr');
+  if (!corpus.skip) {
+    const truth: Record<string, string> = JSON.parse(readFileSync(path.join(corpus.dir, 'ground-truth.json'), 'utf8'));
+    const samples = Object.entries(truth).map(([name, text]) => ({
+      name,
+      bytes: readFileSync(path.join(corpus.dir, name)),
+      truth: text,
+    }));
+    return { source: `corpus (${corpus.dir})`, samples };
+  }
+  console.log(`${corpus.skip}; using generated images`);
+  const text = SAMPLE_LINES.join('\n');
+  const samples: Sample[] = [];
+  for (const [format, fontSize] of [['png', 28], ['jpeg', 20], ['webp', 16], ['png', 12], ['png', 40]] as const) {
+    samples.push({ name: `${format}-${fontSize}px`, bytes: await renderTextImage(SAMPLE_LINES, { format, fontSize }), truth: text });
+  }
+  return { source: 'generated images', samples };
+}
+
+function requestList(samples: Sample[]): Sample[] {
+  const list: Sample[] = [];
+  for (let round = 0; round < rounds; round += 1) list.push(...samples);
+  return list;
+}
+
+async function runGleaner(samples: Sample[]): Promise<RunResult & { rss: Record<string, number> }> {
+  const rss: Record<string, number> = { before: process.memoryUsage().rss };
+  const requests = requestList(samples);
+  const ocr = createImageOcr({ workers, maxQueue: requests.length });
+  await ocr.warm();
+  rss.warmed = process.memoryUsage().rss;
+  const texts = new Map<string, string>();
+  let failures = 0;
+  const started = performance.now();
+  await Promise.all(
+    requests.map(async (sample) => {
+      const outcome = await ocr.recognize(sample.bytes);
+      if (outcome.kind !== 'ok') failures += 1;
+      if (!texts.has(sample.name)) texts.set(sample.name, outcome.kind === 'ok' ? outcome.text : '');
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  rss.after = process.memoryUsage().rss;
+  await ocr.close();
+  return { engine: `gleaner (${workers} workers)`, seconds, requests: requests.length, texts, failures, rss };
+}
+
+function nativeAvailable(): boolean {
+  return spawnSync('tesseract', ['--version'], { encoding: 'utf8' }).status === 0;
+}
+
+function tesseractOnce(bytes: Buffer, tessdataDir: string | null): Promise<string | null> {
+  const args = tessdataDir ? ['--tessdata-dir', tessdataDir] : [];
+  args.push('stdin', 'stdout', '-l', 'eng', '--oem', '1');
+  return new Promise((resolve) => {
+    const child = spawn('tesseract', args, { env: { ...process.env, OMP_THREAD_LIMIT: '1' }, stdio: ['pipe', 'pipe', 'ignore'] });
+    const chunks: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+    child.on('error', () => resolve(null));
+    child.on('close', (code) => resolve(code === 0 ? Buffer.concat(chunks).toString('utf8') : null));
+    child.stdin.end(bytes);
+  });
+}
+
+async function runNative(label: string, samples: Sample[], tessdataDir: string | null): Promise<RunResult> {
+  const requests = requestList(samples);
+  const texts = new Map<string, string>();
+  let failures = 0;
+  let next = 0;
+  const started = performance.now();
+  const lane = async (): Promise<void> => {
+    while (next < requests.length) {
+      const sample = requests[next++];
+      const text = await tesseractOnce(sample.bytes, tessdataDir);
+      if (text === null) failures += 1;
+      if (!texts.has(sample.name)) texts.set(sample.name, text ?? '');
+    }
+  };
+  await Promise.all(Array.from({ length: parallel }, lane));
+  return { engine: label, seconds: (performance.now() - started) / 1000, requests: requests.length, texts, failures };
+}
+
+function accuracy(result: RunResult, samples: Sample[]): { mean: number; max: number; perSample: number[] } {
+  const perSample = samples.map((sample) => characterErrorRate(result.texts.get(sample.name) ?? '', sample.truth));
+  return { mean: perSample.reduce((a, b) => a + b, 0) / perSample.length, max: Math.max(...perSample), perSample };
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
+  return rows.map((row) => row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column]))).join('  ')).join('\n');
+}
+
+const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
+
+async function main(): Promise<void> {
+  const { source, samples } = await loadSamples();
+  console.log(`OCR bench: ${samples.length} images from ${source}, ${rounds} rounds, ${os.availableParallelism()} cores, load average ${os.loadavg().map((load) => load.toFixed(2)).join(' ')}`);
+
+  const results: RunResult[] = [];
+  const gleaner = await runGleaner(samples);
+  results.push(gleaner);
+
+  if (nativeAvailable()) {
+    results.push(await runNative(`native tesseract, system model (${parallel} processes)`, samples, null));
+    const bestDir = mkdtempSync(path.join(os.tmpdir(), 'ocr-bench-tessdata-'));
+    try {
+      writeFileSync(path.join(bestDir, 'eng.traineddata'), gunzipSync(readFileSync(path.join(modelDirectory(), 'eng.traineddata.gz'))));
+      results.push(await runNative(`native tesseract, best_int model (${parallel} processes)`, samples, bestDir));
+    } finally {
+      rmSync(bestDir, { recursive: true, force: true });
+    }
+  } else {
+    console.log('native tesseract not found on PATH (Debian: apt-get install tesseract-ocr): native rows skipped');
+  }
+
+  const reference = results.find((result) => result.engine.startsWith('native'));
+  const rows = [['engine', 'images', 'failed', 'seconds', 'images/s', 'vs native', 'mean CER', 'max CER']];
+  for (const result of results) {
+    const rate = result.requests / result.seconds;
+    const { mean, max } = accuracy(result, samples);
+    const ratio = reference ? (rate / (reference.requests / reference.seconds)).toFixed(2) + 'x' : '-';
+    rows.push([result.engine, String(result.requests), String(result.failures), result.seconds.toFixed(2), rate.toFixed(2), ratio, mean.toFixed(4), max.toFixed(4)]);
+  }
+  console.log('\n' + table(rows));
+
+  console.log('\nCER per image');
+  const perImage = [['image', ...results.map((result) => result.engine.split(' (')[0])]];
+  const rates = results.map((result) => accuracy(result, samples).perSample);
+  samples.forEach((sample, index) => perImage.push([sample.name, ...rates.map((perSample) => perSample[index].toFixed(4))]));
+  console.log(table(perImage));
+
+  const { rss } = gleaner;
+  console.log(`\nRSS of this process: before ${mb(rss.before)}, engines warmed ${mb(rss.warmed)}, after ${gleaner.requests} requests ${mb(rss.after)}`);
+}
+
+await main();
