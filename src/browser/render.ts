@@ -160,7 +160,7 @@ class PageSession {
     return {
       url: finalUrl,
       status: response.status(),
-      headers,
+      headers: documentHeaders(headers),
       body,
       refused: this.#guard.log.filter((entry) => entry.code === 'blocked_address').map((entry) => `${entry.hostname}:${entry.port}`),
     };
@@ -220,6 +220,16 @@ class PageSession {
     if (isHttpUrl(href) || href === 'about:blank' || href.startsWith('chrome-error:')) return;
     this.#fail(new OutboundError('invalid_url', `The page navigated to a non-http(s) URL (${href.split(':')[0]}:)`, this.mainUrl));
   }
+}
+
+/**
+ * Transfer headers describe the bytes between the guard and the browser or the encoded original,
+ * not the serialised DOM that is returned, so they are left out.
+ */
+const TRANSFER_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'content-length', 'content-encoding']);
+
+function documentHeaders(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !TRANSFER_HEADERS.has(name)));
 }
 
 /** `User-Agent` becomes the context's user agent (navigator.userAgent agrees); the rest are sent as is. */

@@ -58,7 +58,11 @@ export interface FetchPageResult {
   url: string;
   /** Status of the main document response. */
   status: number;
-  /** Headers of the main document response, names in lower case. */
+  /**
+   * Headers of the main document response, names in lower case, without the transfer headers
+   * (Connection, Keep-Alive, Transfer-Encoding, Content-Length, Content-Encoding) since `body`
+   * is the serialised DOM, not the bytes that were sent.
+   */
   headers: Record<string, string>;
   /** The rendered DOM serialised as HTML (`page.content()`). */
   body: string;

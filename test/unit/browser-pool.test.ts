@@ -200,6 +200,8 @@ describe('browser pool', { skip }, () => {
     assert.equal(page.status, 200);
     assert.equal(page.url, `http://127.0.0.1:${APP}/js`);
     assert.equal(page.headers['x-app'], 'yes');
+    assert.equal(page.headers['content-type'], 'text/html; charset=utf-8');
+    assert.equal(page.headers['transfer-encoding'], undefined);
     assert.match(page.body, /<div id="out">rendered by script<\/div>/);
     assert.deepEqual(page.refused, []);
     assert.equal(pathsServed('/pixel.png').length, 0, 'images are never requested');
