@@ -176,7 +176,6 @@ export function createOcrPool(options: PoolOptions, spawn: SpawnEngine = spawnEn
   async function run(lane: Lane, engine: TesseractWorker, job: Job): Promise<void> {
     lane.busy = true;
     const attempt = await attemptOn(lane, engine, job.request);
-    lane.interrupt = null;
     lane.jobsOnEngine += 1;
 
     if (attempt.kind === 'aborted') job.fail(job.request.signal?.reason);
@@ -205,6 +204,7 @@ export function createOcrPool(options: PoolOptions, spawn: SpawnEngine = spawnEn
       const finish = (attempt: Attempt): void => {
         if (done) return;
         done = true;
+        if (lane.interrupt === finish) lane.interrupt = null;
         clearTimeout(timer);
         request.signal?.removeEventListener('abort', onAbort);
         resolve(attempt);
