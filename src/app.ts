@@ -29,6 +29,8 @@ export interface StartOptions {
   logger?: boolean | object;
   /** Create the owner account on an empty database (default true). */
   bootstrapOwner?: boolean;
+  /** Start the OCR engines before listening, so the first image does not wait (serve does). */
+  warm?: boolean;
 }
 
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
@@ -36,6 +38,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const unlock = embedded ? lockDataDir(config.dataDir) : () => {};
   let services: Services | undefined;
   let adminSocket: Server | undefined;
+  let closeHttp: (() => Promise<void>) | undefined;
+  let sweeper: NodeJS.Timeout | undefined;
   try {
     services = await createPlatformServices(config);
     const owner =
@@ -43,11 +47,13 @@ export async function startService(config: Config, options: StartOptions = {}): 
         ? await services.accounts.createUser({ name: 'Owner', email: config.ownerEmail, isOwner: true })
         : undefined;
 
+    if (options.warm) await services.capabilities.warm();
     const server = await buildServer(services, { endpoints: options.endpoints ?? ENDPOINTS, version: VERSION, logger: options.logger });
+    closeHttp = () => server.app.close();
     if (embedded) adminSocket = await listenAdminSocket(services, config.dataDir);
 
     const ledger = services.ledger;
-    const sweeper = setInterval(() => {
+    sweeper = setInterval(() => {
       ledger.sweepExpiredHolds().then(
         (released) => released && server.app.log.warn({ released }, 'released credit holds left by a process that stopped'),
         (error) => server.app.log.error({ err: error }, 'sweeping expired holds failed'),
@@ -82,7 +88,10 @@ export async function startService(config: Config, options: StartOptions = {}): 
       },
     };
   } catch (error) {
+    // A start that fails (port in use...) leaves nothing running behind it.
+    clearInterval(sweeper);
     adminSocket?.close();
+    await closeHttp?.().catch(() => {});
     await services?.close().catch(() => {});
     unlock();
     throw error;

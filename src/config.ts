@@ -2,7 +2,6 @@
  * Configuration comes from the environment (twelve-factor); every variable is listed in the
  * README's configuration reference. Bad values stop the start with a message naming the variable.
  */
-import os from 'node:os';
 import path from 'node:path';
 import { outboundOptionsFromEnv } from './outbound/config.ts';
 import type { OutboundClientOptions } from './outbound/client.ts';
@@ -22,15 +21,8 @@ export interface Config {
   shutdownGraceMs: number;
   ownerEmail: string;
   outbound: OutboundClientOptions;
-  pdf: { threads: number; timeoutMs: number };
-  ocr: { workers: number; timeoutMs: number; maxPixels: number; recycleAfter: number };
-  search: {
-    engines?: string[];
-    cacheTtlSeconds: number;
-    timeoutMs: number;
-    upstreams: Record<string, string>;
-  };
-  browser: { executablePath: string; maxPages: number; timeoutMs: number };
+  /** The environment the config came from: capability modules read their own settings from it. */
+  env: NodeJS.ProcessEnv;
 }
 
 export class ConfigError extends Error {}
@@ -43,21 +35,7 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, minimum = 0
   return value;
 }
 
-function list(raw: string | undefined): string[] {
-  return (raw ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-}
 
-const UPSTREAM_DEFAULTS: Record<string, string> = {
-  google: 'https://www.google.com',
-  bing: 'https://www.bing.com',
-  duckduckgo: 'https://html.duckduckgo.com',
-  brave: 'https://search.brave.com',
-  mojeek: 'https://www.mojeek.com',
-  startpage: 'https://www.startpage.com',
-};
 
 function outboundFromEnv(env: NodeJS.ProcessEnv): OutboundClientOptions {
   try {
@@ -68,10 +46,6 @@ function outboundFromEnv(env: NodeJS.ProcessEnv): OutboundClientOptions {
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const cores = Math.max(1, os.availableParallelism());
-  const upstreams = Object.fromEntries(
-    Object.entries(UPSTREAM_DEFAULTS).map(([engine, url]) => [engine, env[`UPSTREAM_${engine.toUpperCase()}_URL`] || url]),
-  );
   return {
     host: env.HOST || '0.0.0.0',
     port: int(env, 'PORT', 8080),
@@ -86,23 +60,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 25_000, 0),
     ownerEmail: env.OWNER_EMAIL || 'owner@localhost',
     outbound: outboundFromEnv(env),
-    pdf: { threads: int(env, 'PDF_THREADS', cores, 1), timeoutMs: int(env, 'PDF_TIMEOUT_MS', 60_000, 100) },
-    ocr: {
-      workers: int(env, 'OCR_WORKERS', cores, 1),
-      timeoutMs: int(env, 'OCR_TIMEOUT_MS', 60_000, 100),
-      maxPixels: int(env, 'OCR_MAX_PIXELS', 50_000_000, 1),
-      recycleAfter: int(env, 'OCR_RECYCLE_AFTER', 200, 1),
-    },
-    search: {
-      engines: env.SEARCH_ENGINES ? list(env.SEARCH_ENGINES) : undefined,
-      cacheTtlSeconds: int(env, 'SEARCH_CACHE_TTL', 0),
-      timeoutMs: int(env, 'SEARCH_TIMEOUT_MS', 15_000, 100),
-      upstreams,
-    },
-    browser: {
-      executablePath: env.CHROMIUM_PATH || '/usr/bin/chromium',
-      maxPages: int(env, 'BROWSER_MAX_PAGES', 4, 1),
-      timeoutMs: int(env, 'BROWSER_TIMEOUT_MS', 30_000, 100),
-    },
+    env,
   };
 }

@@ -12,6 +12,7 @@ import { Prices } from './credits/prices.ts';
 import { HistoryStore } from './history/store.ts';
 import { MemoryThrottleStore, RedisThrottleStore, type ThrottleStore } from './throttle/limiter.ts';
 import { createOutboundClient, type ClosableOutboundClient } from './outbound/client.ts';
+import { createCapabilities, type Capabilities } from './capabilities.ts';
 
 export interface Services {
   config: Config;
@@ -24,6 +25,8 @@ export interface Services {
   redis?: Redis;
   /** The only way out to the network. */
   outbound: ClosableOutboundClient;
+  /** PDF, OCR, search and browser: started on first use (or warmed by `serve`). */
+  capabilities: Capabilities;
   close(): Promise<void>;
 }
 
@@ -39,6 +42,7 @@ export async function createPlatformServices(config: Config, options: { migrate?
     }
     const throttleStore = redis ? new RedisThrottleStore(redis) : new MemoryThrottleStore();
     const outbound = createOutboundClient(config.outbound);
+    const capabilities = await createCapabilities(config, { outbound, redis });
     return {
       config,
       db,
@@ -49,7 +53,9 @@ export async function createPlatformServices(config: Config, options: { migrate?
       throttle: throttleStore,
       redis,
       outbound,
+      capabilities,
       async close() {
+        await capabilities.close();
         await outbound.close();
         await throttleStore.close();
         redis?.disconnect();

@@ -24,7 +24,7 @@ function print(result: unknown, json: boolean): void {
 async function serve(): Promise<void> {
   const config = loadConfig();
   const { startService } = await import('../app.ts');
-  const service = await startService(config);
+  const service = await startService(config, { warm: true });
   if (service.owner) {
     process.stdout.write(
       [

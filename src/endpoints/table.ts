@@ -5,5 +5,14 @@
  */
 import type { Endpoint } from './types.ts';
 import { getMe, listRequests, patchMe } from './account.ts';
+import { searchEndpoint } from './search.ts';
+import { imageEndpoint, pdfEndpoint } from './extraction.ts';
 
-export const ENDPOINTS: readonly Endpoint[] = [getMe, patchMe, listRequests];
+export const ENDPOINTS: readonly Endpoint[] = [
+  searchEndpoint as Endpoint,
+  pdfEndpoint as Endpoint,
+  imageEndpoint as Endpoint,
+  getMe,
+  patchMe,
+  listRequests,
+];

@@ -55,6 +55,8 @@ export async function startTestService(envOverrides: Record<string, string> = {}
     DATA_DIR: dataDir,
     LOG_LEVEL: 'silent',
     OUTBOUND_ALLOW_HOSTS: '127.0.0.1,localhost',
+    // No Chromium probe unless a test asks for Google.
+    SEARCH_ENGINES: 'bing,duckduckgo,brave,mojeek,startpage',
     ...(database ? { DATABASE_URL: database.url } : {}),
     ...(process.env.TEST_REDIS_URL ? { REDIS_URL: process.env.TEST_REDIS_URL } : {}),
     ...envOverrides,

@@ -1,0 +1,84 @@
+/** The text-extraction product: POST /v1/pdf and POST /v1/image (contract §5). */
+import { httpErrors, MESSAGES } from '../http/errors.ts';
+import { price } from '../credits/prices.ts';
+import { publicAddress, required, string, url, urlPathEndsWith } from '../validation/rules.ts';
+import { downloadDocument, MAX_BYTES } from './download.ts';
+import type { Endpoint } from './types.ts';
+
+/** Documents over this many pages are refused (400) before any extraction. */
+export const PDF_MAX_PAGES = 30;
+
+const urlField = (extensions: string[], message: string, example: string) => ({
+  rules: [required(), string(), url(), urlPathEndsWith(extensions, message), publicAddress()],
+  description: `A public http(s) URL whose path ends in ${extensions.join(', ')} (case-insensitive).`,
+  example,
+});
+
+export const pdfEndpoint: Endpoint<{ url: string }> = {
+  method: 'POST',
+  path: '/v1/pdf',
+  summary: 'Text of a PDF, page by page',
+  description:
+    'Costs 1 credit per page (at most 30 pages). The page count is read before the text: a longer document answers 400 and a balance below the page count answers 403, both free. Encrypted PDFs with an empty user password are read; scanned PDFs without a text layer answer 400.',
+  tag: 'Extraction',
+  input: 'body',
+  schema: { fields: { url: urlField(['.pdf'], 'The url must point to a .pdf file.', 'https://example.com/report.pdf') } },
+  billing: {
+    product: 'extraction',
+    // Hold 30 pages' worth, or the whole balance if smaller; the page count is captured.
+    cost: (_input, prices) => ({ min: price(prices, 'pdf_page'), max: PDF_MAX_PAGES * price(prices, 'pdf_page') }),
+  },
+  history: true,
+  success: {
+    status: 200,
+    description: 'Metadata and the text of every page.',
+    example: {
+      metadata: { word_count: 512, character_count: 3120, page_count: 2, file_size: '183.52 KB', creation_date: 'D:20230101120000Z' },
+      pages: [
+        { page: 1, text: 'First page…' },
+        { page: 2, text: 'Second page…' },
+      ],
+    },
+  },
+  errors: [400, 403],
+  async handler({ input, services, held, signal }) {
+    const perPage = price(await services.prices.current(), 'pdf_page');
+    const file = await downloadDocument(services.outbound, input.url, MAX_BYTES.pdf, signal);
+    const budget = perPage === 0 ? PDF_MAX_PAGES : Math.floor(held / perPage);
+    const outcome = await services.capabilities.pdf().extract(new Uint8Array(file.buffer, file.byteOffset, file.byteLength), budget, signal);
+    switch (outcome.kind) {
+      case 'ok':
+        return { body: outcome.result, cost: Math.max(1, outcome.pageCount) * perPage };
+      case 'too_many_pages':
+        throw httpErrors.badRequest(MESSAGES.pdfTooManyPages);
+      case 'over_budget':
+        throw httpErrors.insufficientCredits();
+      default:
+        throw httpErrors.badRequest(MESSAGES.pdfFailed);
+    }
+  },
+};
+
+export const imageEndpoint: Endpoint<{ url: string }> = {
+  method: 'POST',
+  path: '/v1/image',
+  summary: 'Text in an image (OCR)',
+  description: 'Reads .jpg, .jpeg, .png and .webp images with Tesseract (English). Costs 3 credits on success.',
+  tag: 'Extraction',
+  input: 'body',
+  schema: {
+    fields: {
+      url: urlField(['.jpg', '.jpeg', '.png', '.webp'], 'The url must point to a .jpg, .jpeg, .png or .webp file.', 'https://example.com/receipt.png'),
+    },
+  },
+  billing: { product: 'extraction', cost: (_input, prices) => price(prices, 'image') },
+  history: true,
+  success: { status: 200, description: 'The text found.', example: { text: 'INVOICE\nTotal: 42.00' } },
+  errors: [400, 403],
+  async handler({ input, services, signal }) {
+    const file = await downloadDocument(services.outbound, input.url, MAX_BYTES.image, signal);
+    const outcome = await services.capabilities.ocr().recognize(new Uint8Array(file.buffer, file.byteOffset, file.byteLength), signal);
+    if (outcome.kind !== 'ok') throw httpErrors.badRequest(MESSAGES.imageFailed);
+    return { body: { text: outcome.text } };
+  },
+};

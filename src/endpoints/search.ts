@@ -1,0 +1,71 @@
+/** POST /v1/engine-search: organic results from a chain of search engines (contract §5). */
+import { httpErrors, MESSAGES } from '../http/errors.ts';
+import { price, type PriceTable } from '../credits/prices.ts';
+import { between, integer, min, oneOf, required, string } from '../validation/rules.ts';
+import { COUNTRY_CODES } from '../validation/countries.ts';
+import { SEARCH_LANGUAGES, TIME_RANGES, type SearchLanguage, type TimeRange } from '../adapters/search/types.ts';
+import type { Endpoint } from './types.ts';
+
+export interface SearchInput {
+  query: string;
+  country: string;
+  language: SearchLanguage;
+  page: number;
+  per_page: number;
+  time_range?: TimeRange;
+}
+
+/** `max(3, round(per_page / 3))`: 10 → 3, 15 → 5, 20 → 7, 50 → 17, 100 → 33. The 3 is the price table's `search`. */
+export function searchCost(perPage: number, prices: PriceTable): number {
+  return Math.max(price(prices, 'search'), Math.round(perPage / 3));
+}
+
+export const searchEndpoint: Endpoint<SearchInput> = {
+  method: 'POST',
+  path: '/v1/engine-search',
+  summary: 'Organic search results',
+  description:
+    'Results come from the first engine of the configured chain that answers; captchas, consent walls and block pages move on to the next engine. Costs max(3, round(per_page / 3)) credits; no results (404) and no engine answering (502) are free.',
+  tag: 'Scraping',
+  input: 'body',
+  schema: {
+    fields: {
+      query: { rules: [required(), string()], example: 'javascript tutorial' },
+      country: { rules: [string(), oneOf(COUNTRY_CODES)], default: 'us', description: 'Lowercase ISO 3166-1 alpha-2 code.' },
+      language: { rules: [string(), oneOf(SEARCH_LANGUAGES)], default: 'en' },
+      page: { rules: [integer(), min(1)], default: 1 },
+      per_page: { rules: [integer(), between(10, 100)], default: 10 },
+      time_range: { rules: [string(), oneOf(TIME_RANGES)] },
+    },
+  },
+  billing: { product: 'scraping', cost: (input, prices) => searchCost(input.per_page, prices) },
+  history: true,
+  success: {
+    status: 200,
+    description: 'Organic results in page order.',
+    example: {
+      response: [
+        {
+          title: 'JavaScript Tutorial - W3Schools',
+          description: 'Well organized and easy to understand Web building tutorials…',
+          meta_data: 'www.w3schools.com › js',
+          url: 'https://www.w3schools.com/js/',
+        },
+      ],
+    },
+  },
+  errors: [403, 404, 502],
+  async handler({ input, services }) {
+    const outcome = await services.capabilities.search().search({
+      query: input.query,
+      country: input.country,
+      language: input.language,
+      page: input.page,
+      timeRange: input.time_range,
+      perPage: input.per_page,
+    });
+    if (outcome.kind === 'no_results') throw httpErrors.notFound(MESSAGES.noResults);
+    if (outcome.kind === 'unavailable') throw httpErrors.badGateway(MESSAGES.searchUnavailable);
+    return { body: { response: outcome.results } };
+  },
+};
