@@ -197,6 +197,15 @@ describe('search chain: one engine answers', () => {
     assert.equal(warnings[0].details.upstreamPage, 2);
   });
 
+  test('a later page with no results ends the list quietly', async () => {
+    const { searchChain, warnings } = chain((engine, page) =>
+      page === 3 ? SERP_FIXTURES.bing.noResults('test query') : resultsPage(engine, page),
+    );
+    const outcome = await searchChain.search({ ...request, perPage: 30 });
+    assert.equal(outcome.kind === 'results' && outcome.results.length, 20);
+    assert.equal(warnings.length, 0);
+  });
+
   test('decodes the charset the engine declares', async () => {
     const fake = fakeClient(() => SERP_FIXTURES.bing.results([{ title: 'Café crème', url: 'https://x.example/', description: 'Ça va', meta: '' }]), 'iso-8859-1');
     const searchChain = createSearchChain({ engines: ['bing'], fetch: fake.client, baseUrls: BASE_URLS, timeoutMs: 1000 });

@@ -238,9 +238,9 @@ export function createSearchChain(options: SearchChainOptions): SearchChain {
     outcomes.forEach((outcome, index) => {
       if (outcome.kind === 'results') {
         merged.push(...outcome.results);
-      } else if (index > 0) {
-        const reason = outcome.kind === 'no_results' ? 'no results' : outcome.reason;
-        logger?.warn({ engine: engine.name, upstreamPage: pages[index], reason }, 'an additional search page failed; keeping the others');
+      } else if (outcome.kind !== 'no_results') {
+        // A later page with no results is the normal end of the list; only failures are news.
+        logger?.warn({ engine: engine.name, upstreamPage: pages[index], reason: outcome.reason }, 'an additional search page failed; keeping the others');
       }
     });
     return { kind: 'results', results: dropLeadingDuplicate(merged).slice(0, perPage) };

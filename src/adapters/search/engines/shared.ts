@@ -78,19 +78,10 @@ export function textOfFirst(scope: Cheerio<AnyNode>, selectors: string[]): strin
   return '';
 }
 
-/**
- * The page text a reader with JavaScript sees, computed once on first use. Reading it strips
- * `<noscript>` elements from the document, so call it after extraction.
- */
+/** The page's text (scripts and styles are gone since `openPage`), computed once on first use. */
 export function pageTextReader($: CheerioAPI): () => string {
   let text: string | undefined;
-  return () => {
-    if (text === undefined) {
-      $('noscript').remove();
-      text = cleanText($.root().text());
-    }
-    return text;
-  };
+  return () => (text ??= cleanText($.root().text()));
 }
 
 /**
