@@ -3,7 +3,8 @@
  * its own guard proxy, request interception that refuses what the page must not load, and the
  * mapping of every failure to an `OutboundError`.
  */
-import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Browser, BrowserContext, CDPSession, Page, Response } from 'playwright-core';
 import type { LookupFunction } from '../outbound/resolve.ts';
 import { OutboundError } from '../outbound/types.ts';
 import { parseHttpUrl } from '../outbound/url-policy.ts';
@@ -106,7 +107,7 @@ class PageSession {
     this.#fail = fail;
     this.#stopped = stopped;
     this.mainUrl = job.url.href;
-    this.#checked.add(job.url.href); // the pool checked it before queueing
+    this.#checked.add(withoutFragment(job.url)); // the pool checked it before queueing
   }
 
   async run(): Promise<FetchPageResult> {
@@ -136,18 +137,22 @@ class PageSession {
     page.on('framenavigated', (frame) => {
       if (frame === page.mainFrame()) this.#onMainFrameCommitted(frame.url());
     });
+    // Scripts and meta refreshes may replace the document after the first one: keep the latest.
+    let documentResponse: Response | null = null;
+    page.on('response', (response) => {
+      if (response.frame() === page.mainFrame() && response.request().isNavigationRequest()) documentResponse = response;
+    });
 
-    const response = await page.goto(job.url.href, { waitUntil: 'load', timeout: remaining(job.deadline) });
-    if (response === null) throw new OutboundError('network', 'The navigation produced no document', job.url.href);
-    const headers = response.headers();
-    if (headers[GUARD_REFUSAL_HEADER] !== undefined) {
-      const refusal = guardFailure(this.#guard, response.url());
-      if (refusal !== undefined) throw refusal;
-    }
+    const firstResponse = await page.goto(job.url.href, { waitUntil: 'load', timeout: remaining(job.deadline) });
+    if (firstResponse === null) throw new OutboundError('network', 'The navigation produced no document', job.url.href);
+    this.#assertNotRefused(firstResponse);
     if (job.waitFor !== undefined) {
       await page.waitForSelector(job.waitFor, { state: 'attached', timeout: remaining(job.deadline) });
     }
-    const body = await page.content();
+    const body = await settledContent(page, job.deadline);
+    const response: Response = documentResponse ?? firstResponse;
+    this.#assertNotRefused(response);
+    const headers = response.headers();
     const finalUrl = page.url();
     if (!isHttpUrl(finalUrl)) {
       // A later script navigation failed and left Chromium's error page in the main frame.
@@ -164,6 +169,13 @@ class PageSession {
       body,
       refused: this.#guard.log.filter((entry) => entry.code === 'blocked_address').map((entry) => `${entry.hostname}:${entry.port}`),
     };
+  }
+
+  /** Over plain http the guard's refusal arrives as a response; it must not pass for the page. */
+  #assertNotRefused(response: Response): void {
+    if (response.headers()[GUARD_REFUSAL_HEADER] === undefined) return;
+    const refusal = guardFailure(this.#guard, response.url());
+    if (refusal !== undefined) throw refusal;
   }
 
   async dispose(): Promise<void> {
@@ -205,8 +217,8 @@ class PageSession {
   #checkMainNavigation(href: string): unknown {
     try {
       const url = parseHttpUrl(href);
-      if (!this.#checked.has(url.href)) {
-        this.#checked.add(url.href);
+      if (!this.#checked.has(withoutFragment(url))) {
+        this.#checked.add(withoutFragment(url));
         invokeCheckUrl(this.#job.checkUrl, url);
       }
       return undefined;
@@ -250,6 +262,28 @@ function browserHeaders(
 export function desktopUserAgent(browserVersion: string): string {
   const major = browserVersion.split('.')[0] || '0';
   return `Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${major}.0.0.0 Safari/537.36`;
+}
+
+/**
+ * The serialised DOM once the main frame has stopped navigating: a script or meta refresh may
+ * replace the document after `load`, and serialising in the middle of that fails.
+ */
+async function settledContent(page: Page, deadline: number): Promise<string> {
+  for (;;) {
+    try {
+      return await page.content();
+    } catch (error) {
+      const navigating = error instanceof Error && /is navigating|Execution context was destroyed/i.test(error.message);
+      if (!navigating || Date.now() >= deadline) throw error;
+      await sleep(50); // the new document may not have committed yet
+      await page.waitForLoadState('load', { timeout: remaining(deadline) });
+    }
+  }
+}
+
+/** The URL as the network sees it: fragments are never sent, so they do not make a new hop. */
+function withoutFragment(url: URL): string {
+  return url.hash === '' ? url.href : url.href.slice(0, -url.hash.length);
 }
 
 function settle(cdp: CDPSession, method: 'Fetch.continueRequest' | 'Fetch.failRequest', params: object): void {

@@ -110,6 +110,10 @@ function handleApp(req: http.IncomingMessage, res: http.ServerResponse): void {
     case '/script-navigation':
       html(`<script>location.href = '/blocked-page';</script>`);
       break;
+    case '/late-navigation':
+      res.writeHead(200, { 'content-type': 'text/html', 'x-app': 'first' });
+      res.end(`<p>first document</p><script>setTimeout(() => { location.href = '/js'; }, 50);</script>`);
+      break;
     case '/blocked-page':
       html('<p>should never be requested</p>');
       break;
@@ -271,6 +275,15 @@ describe('browser pool', { skip }, () => {
     const error = await rejectsWith(pool.fetchPage({ url: `http://127.0.0.1:${APP}/script-navigation`, checkUrl }), 'blocked_host');
     assert.equal(error.message, 'domain on the block list');
     assert.equal(pathsServed('/blocked-page').length, before);
+  });
+
+  test('a document replaced by a script after load is returned with its own status and headers', async () => {
+    const seen: string[] = [];
+    const page = await pool.fetchPage({ url: `http://127.0.0.1:${APP}/late-navigation`, checkUrl: (url) => void seen.push(url.pathname) });
+    assert.equal(page.url, `http://127.0.0.1:${APP}/js`);
+    assert.match(page.body, /rendered by script/);
+    assert.equal(page.headers['x-app'], 'yes');
+    assert.deepEqual(seen, ['/late-navigation', '/js']);
   });
 
   test('non-http(s) URLs are refused, directly or through a redirect', async () => {
