@@ -8,7 +8,19 @@
  * has no past-hour filter, so hour uses the past day.
  */
 import type { ParseOutcome, SearchEngine, SearchParams, SearchResult, TimeRange, UpstreamRequest, UpstreamResponse } from '../types.ts';
-import { browserHeaders, buildUrl, cookieHeader, openPage, pushResult, resolveLink, settle, textOf, textOfFirst, pageTextReader } from './shared.ts';
+import {
+  browserHeaders,
+  buildUrl,
+  cookieHeader,
+  findFirst,
+  openPage,
+  pageTextReader,
+  pushResult,
+  resolveLink,
+  settle,
+  textOf,
+  textOfFirst,
+} from './shared.ts';
 
 function timeFilter(range: TimeRange | undefined): string | undefined {
   switch (range) {
@@ -54,9 +66,10 @@ function parse(response: UpstreamResponse): ParseOutcome {
   // types or none.
   $('#results .snippet[data-type="web"]').each((_, element) => {
     const item = $(element);
-    const title = ['.search-snippet-title', '.snippet-title', '.title'].map((selector) => item.find(selector).first()).find((node) => node.length > 0);
+    const title = findFirst(item, ['.search-snippet-title', '.snippet-title', '.title']);
     if (!title) return;
-    const link = title.closest('a[href]').length > 0 ? title.closest('a[href]') : item.find('a[href]').first();
+    const titleLink = title.closest('a[href]');
+    const link = titleLink.length > 0 ? titleLink : item.find('a[href]').first();
     const href = link.attr('href');
     // A relative link in a result slot is an ad redirect, not a page.
     if (!href || !/^https?:\/\//i.test(href)) return;

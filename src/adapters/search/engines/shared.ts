@@ -69,13 +69,18 @@ export function textOf(node: Cheerio<AnyNode>): string {
   return cleanText(node.first().text());
 }
 
-/** The text of the first element matching the first selector, in priority order, that matches. */
-export function textOfFirst(scope: Cheerio<AnyNode>, selectors: string[]): string {
+/** The first element under `scope` matching the first selector, in priority order, that matches. */
+export function findFirst(scope: Cheerio<AnyNode>, selectors: string[]): Cheerio<AnyNode> | undefined {
   for (const selector of selectors) {
     const found = scope.find(selector);
-    if (found.length > 0) return textOf(found);
+    if (found.length > 0) return found.first();
   }
-  return '';
+  return undefined;
+}
+
+export function textOfFirst(scope: Cheerio<AnyNode>, selectors: string[]): string {
+  const found = findFirst(scope, selectors);
+  return found ? textOf(found) : '';
 }
 
 /** The page's text (scripts and styles are gone since `openPage`), computed once on first use. */
