@@ -112,7 +112,7 @@ class Guard implements GuardProxy {
     this.#options = options;
     this.#lookup = options.lookup ?? defaultLookup;
     this.#isExempt = createHostExemptions(options.allowHosts ?? []);
-    this.#server = http.createServer({ keepAlive: true });
+    this.#server = http.createServer();
     this.#server.on('connection', (socket: net.Socket) => this.#track(socket));
     this.#server.on('connect', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
       void this.#tunnel(req, socket, head);

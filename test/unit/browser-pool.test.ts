@@ -41,8 +41,10 @@ let app: http.Server;
 let APP = 0;
 /** `host path` of every request the app served. */
 const appLog: string[] = [];
-let inFlightSlow = 0;
-let maxInFlightSlow = 0;
+const held: Array<() => void> = [];
+let maxHeld = 0;
+let releaseHeld = false;
+let onHeld: () => void = () => undefined;
 
 let canary: net.Server;
 let CANARY = 0;
@@ -85,7 +87,7 @@ const attempts = [
     const done = () => { note('rtc:' + pc.iceGatheringState); pc.close(); resolve(); };
     pc.onicegatheringstatechange = () => { if (pc.iceGatheringState === 'complete') done(); };
     pc.createOffer().then((offer) => pc.setLocalDescription(offer));
-    setTimeout(done, 1500);
+    setTimeout(done, 5000);
   }),
 ];
 Promise.all(attempts).then(() => document.body.setAttribute('data-done', '1'));
@@ -120,13 +122,12 @@ function handleApp(req: http.IncomingMessage, res: http.ServerResponse): void {
     case '/big':
       html(`<p>${'x'.repeat(50_000)}</p>`);
       break;
-    case '/slow':
-      inFlightSlow += 1;
-      maxInFlightSlow = Math.max(maxInFlightSlow, inFlightSlow);
-      setTimeout(() => {
-        inFlightSlow -= 1;
-        html('<p>slow</p>');
-      }, 250);
+    case '/hold':
+      // Held until the test lets go, so it can look at the pool while pages are busy.
+      held.push(() => html('<p>released</p>'));
+      maxHeld = Math.max(maxHeld, held.length);
+      if (releaseHeld) held.splice(0).forEach((release) => release());
+      onHeld();
       break;
     case '/hang':
       break; // never answers: the deadline must fire
@@ -181,7 +182,7 @@ describe('browser pool', { skip }, () => {
     pool = createBrowserPool({
       executablePath: CHROMIUM,
       maxPagesPerBrowser: 2,
-      navigationTimeoutMs: 8_000,
+      navigationTimeoutMs: 20_000,
       allowHosts: ['127.0.0.1'],
       lookup: testLookup,
       userDataRoot,
@@ -302,10 +303,19 @@ describe('browser pool', { skip }, () => {
   });
 
   test('requests beyond the page limit wait their turn', async () => {
-    maxInFlightSlow = 0;
-    const pages = await Promise.all([1, 2, 3].map((n) => pool.fetchPage({ url: `http://127.0.0.1:${APP}/slow?n=${n}` })));
-    assert.deepEqual(pages.map((page) => page.status), [200, 200, 200]);
-    assert.equal(maxInFlightSlow, 2, 'never more than maxPagesPerBrowser pages at once');
+    const twoHeld = new Promise<void>((resolve) => {
+      onHeld = () => {
+        if (held.length === 2) resolve();
+      };
+    });
+    const pages = [1, 2, 3].map((n) => pool.fetchPage({ url: `http://127.0.0.1:${APP}/hold?n=${n}` }));
+    await twoHeld;
+    const { active, queued } = pool.stats();
+    assert.deepEqual({ active, queued }, { active: 2, queued: 1 }, 'the third request waits for a page slot');
+    releaseHeld = true;
+    held.splice(0).forEach((release) => release());
+    assert.deepEqual((await Promise.all(pages)).map((page) => page.status), [200, 200, 200]);
+    assert.equal(maxHeld, 2, 'never more than maxPagesPerBrowser pages at once');
   });
 
   test('a crashed browser is relaunched and profiles are deleted on close', async () => {
