@@ -18,14 +18,18 @@ export async function listenAdminSocket(services: Services, dataDir: string): Pr
   rmSync(socketPath, { force: true }); // a stale socket from a process that died
   const server = net.createServer((socket) => {
     let buffer = '';
+    let answering = false;
     socket.setEncoding('utf8');
     socket.on('data', async (chunk) => {
+      // One command per connection: whatever arrives after its line must not run it again.
+      if (answering) return;
       buffer += chunk;
       const newline = buffer.indexOf('\n');
       if (newline === -1) {
         if (buffer.length > 64 * 1024) socket.destroy();
         return;
       }
+      answering = true;
       const line = buffer.slice(0, newline);
       let reply: Reply;
       try {

@@ -226,6 +226,24 @@ describe('gleaner CLI on the embedded database', () => {
       assert.equal((await getMe(server!, owner.token)).body.user.balances.extraction, 55_000);
     });
 
+    test('the admin socket runs one command per connection, whatever the client sends after it', async () => {
+      const socket = net.connect(path.join(dataDir, 'admin.sock'));
+      socket.setEncoding('utf8');
+      let reply = '';
+      const line = JSON.stringify({ argv: ['credits', 'grant', '--user', String(owner.id), '--product', 'blockchain', '--amount', '7'] });
+      socket.on('connect', () => socket.write(line + '\n'));
+      socket.on('data', (chunk) => {
+        // A client that keeps talking after its command must not get it run twice.
+        if (!reply) socket.write('{"argv":["credits","show"]}\n');
+        reply += chunk;
+      });
+      socket.on('error', () => {});
+      await once(socket, 'close');
+      assert.deepEqual(JSON.parse(reply), { ok: true, result: { user: owner.id, product: 'blockchain', balance: 7 } });
+      await sleep(200);
+      assert.equal((await getMe(server!, owner.token)).body.user.balances.blockchain, 7);
+    });
+
     test('bad arguments exit 2 with a clear message; an unknown user exits 1', async () => {
       const user = String(owner.id);
       const cases: Array<{ args: string[]; code: number; error: RegExp }> = [
@@ -337,13 +355,18 @@ describe('gleaner CLI on the embedded database', () => {
       assert.deepEqual(audit.mismatches, []);
     });
 
-    test('errors: an unknown user exits 1, a non-numeric amount exits 2', async () => {
+    test('errors: an unknown user exits 1 with {"error": ...}', async () => {
       const unknown = await gleaner(env, 'credits', 'grant', '--user', '4242', '--product', 'scraping', '--amount', '5', '--json');
       assert.equal(unknown.code, 1);
       assert.deepEqual(unknown.json, { error: 'There is no user 4242.' });
-      const bad = await gleaner(env, 'credits', 'set', '--user', String(userId), '--product', 'scraping', '--amount', '1e3', '--json');
-      assert.equal(bad.code, 2);
-      assert.deepEqual(bad.json, { error: '--amount must be a whole number (got "1e3").' });
+    });
+
+    test('an unknown command exits 2 before any database is opened', async () => {
+      // Even with a DATABASE_URL nobody answers, the answer is the usage, not a connection error.
+      const result = await gleaner({ ...env, DATABASE_URL: 'postgres://nobody@127.0.0.1:9/none' }, 'credits', 'give', '--json');
+      assert.equal(result.code, 2);
+      assert.match(result.json.error, /^Unknown command "credits give"\.\n\nUsage: gleaner/);
+      assert.equal(existsSync(lockFile), false);
     });
   });
 
