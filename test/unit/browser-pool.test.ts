@@ -335,3 +335,31 @@ describe('browser pool', { skip }, () => {
     await rejectsWith(pool.fetchPage({ url: `http://127.0.0.1:${APP}/js` }), 'network');
   });
 });
+
+describe('browser pool idle shutdown', { skip }, () => {
+  test('an idle browser is shut down and its profile deleted', async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'browser-idle-test-'));
+    const server = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<p>idle test</p>'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const idlePool = createBrowserPool({
+      executablePath: CHROMIUM,
+      navigationTimeoutMs: 20_000,
+      allowHosts: ['127.0.0.1'],
+      idleTimeoutMs: 100,
+      userDataRoot: root,
+    });
+    try {
+      const page = await idlePool.fetchPage({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` });
+      assert.match(page.body, /idle test/);
+      for (let waited = 0; (idlePool.stats().running > 0 || (await readdir(root)).length > 0) && waited < 10_000; waited += 50) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      assert.equal(idlePool.stats().running, 0);
+      assert.deepEqual(await readdir(root), []);
+    } finally {
+      await idlePool.close();
+      server.close();
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});
