@@ -25,8 +25,9 @@ export const pdfEndpoint: Endpoint<{ url: string }> = {
   schema: { fields: { url: urlField(['.pdf'], 'The url must point to a .pdf file.', 'https://example.com/report.pdf') } },
   billing: {
     product: 'extraction',
-    // Hold 30 pages' worth, or the whole balance if smaller; the page count is captured.
-    cost: (_input, prices) => ({ min: price(prices, 'pdf_page'), max: PDF_MAX_PAGES * price(prices, 'pdf_page') }),
+    // One page is held up front; once the page count is known the hold grows to it (or 403).
+    // Holding 30 pages up front would let one request lock a small balance against the others.
+    cost: (_input, prices) => price(prices, 'pdf_page'),
   },
   history: true,
   success: {
@@ -41,14 +42,19 @@ export const pdfEndpoint: Endpoint<{ url: string }> = {
     },
   },
   errors: [400, 403],
-  async handler({ input, services, held, signal }) {
+  async handler(context) {
+    const { input, services, signal } = context;
     const perPage = price(await services.prices.current(), 'pdf_page');
     const file = await downloadDocument(services.outbound, input.url, MAX_BYTES.pdf, signal);
-    const budget = perPage === 0 ? PDF_MAX_PAGES : Math.floor(held / perPage);
+    // The worker refuses a document longer than the user can pay for before extracting its text.
+    const budget = perPage === 0 ? PDF_MAX_PAGES : Math.floor((await context.affordable()) / perPage);
     const outcome = await services.capabilities.pdf().extract(new Uint8Array(file.buffer, file.byteOffset, file.byteLength), budget, signal);
     switch (outcome.kind) {
-      case 'ok':
-        return { body: outcome.result, cost: Math.max(1, outcome.pageCount) * perPage };
+      case 'ok': {
+        const cost = Math.max(1, outcome.pageCount) * perPage;
+        await context.holdUpTo(cost);
+        return { body: outcome.result, cost };
+      }
       case 'too_many_pages':
         throw httpErrors.badRequest(MESSAGES.pdfTooManyPages);
       case 'over_budget':

@@ -22,7 +22,14 @@ export interface EndpointContext<I = Record<string, any>> {
   signal: AbortSignal;
   services: Services;
   /** Credits held for this request (0 on unbilled routes). A result's `cost` may not exceed it. */
-  held: number;
+  readonly held: number;
+  /**
+   * Grows the hold to `total` credits when the work reveals its real cost (a PDF's page count).
+   * Throws the 403 "not enough credits" error when the balance cannot cover it.
+   */
+  holdUpTo(total: number): Promise<void>;
+  /** Credits the user could still have held for this request: what is held plus the balance. */
+  affordable(): Promise<number>;
   /** Absolute URL of this route, for links in the answer (pagination). */
   routeUrl: string;
   log: FastifyBaseLogger;

@@ -119,13 +119,26 @@ export async function runEndpoint(
       }
     }
 
+    const product = endpoint.billing?.product;
     const context: EndpointContext = {
       input: validation.value,
       user,
       requestId,
       signal: controller.signal,
       services,
-      held,
+      get held() {
+        return held;
+      },
+      async holdUpTo(total) {
+        if (total <= held) return;
+        if (!product || held === 0) throw new Error(`${endpoint.path} grew a hold it never took.`);
+        const grown = await services.ledger.extend(requestId, total - held);
+        if (grown === 0) throw httpErrors.insufficientCredits();
+        held = grown;
+      },
+      async affordable() {
+        return product ? held + ((await services.ledger.balance(user.id, product)) ?? 0) : 0;
+      },
       routeUrl: routeUrl(request, endpoint.path),
       log: request.log,
     };

@@ -49,7 +49,7 @@ CREATE TABLE credit_ledger (
   id         BIGSERIAL PRIMARY KEY,
   user_id    BIGINT NOT NULL,
   product    TEXT NOT NULL,
-  kind       TEXT NOT NULL CHECK (kind IN ('grant', 'set', 'renew', 'hold', 'capture', 'release', 'expire')),
+  kind       TEXT NOT NULL CHECK (kind IN ('grant', 'set', 'renew', 'hold', 'extend', 'capture', 'release', 'expire')),
   delta      BIGINT NOT NULL,
   charged    BIGINT NOT NULL DEFAULT 0,
   reference  TEXT NOT NULL,
