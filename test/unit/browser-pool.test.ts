@@ -116,6 +116,9 @@ function handleApp(req: http.IncomingMessage, res: http.ServerResponse): void {
       res.writeHead(200, { 'content-type': 'text/html', 'x-app': 'first' });
       res.end(`<p>first document</p><script>setTimeout(() => { location.href = '/js'; }, 50);</script>`);
       break;
+    case '/data-navigation':
+      html(`<p>origin document</p><script>location.href = 'data:text/html,<p>' + 'from-data-url</p>';</script>`);
+      break;
     case '/blocked-page':
       html('<p>should never be requested</p>');
       break;
@@ -292,6 +295,10 @@ describe('browser pool', { skip }, () => {
     await rejectsWith(pool.fetchPage({ url: 'chrome://version' }), 'invalid_url');
     const to = encodeURIComponent('file:///etc/passwd');
     await rejectsWith(pool.fetchPage({ url: `http://127.0.0.1:${APP}/redirect?to=${to}` }), 'invalid_url');
+    const page = await pool.fetchPage({ url: `http://127.0.0.1:${APP}/data-navigation` });
+    assert.equal(page.url, `http://127.0.0.1:${APP}/data-navigation`);
+    assert.match(page.body, /<p>origin document<\/p>/);
+    assert.doesNotMatch(page.body, /<p>from-data-url<\/p>/);
   });
 
   test('a page that never answers fails with timeout at the request deadline', async () => {
