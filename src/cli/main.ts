@@ -4,13 +4,18 @@
  * the CLI opens the database itself (and holds the lock while it does). PostgreSQL mode: the
  * CLI connects directly, whatever servers are running.
  */
-import { ConfigError, loadConfig } from '../config.ts';
-import { assertKnownCommand, OperatorError, runOperatorCommand, UsageError, USAGE } from '../operator/commands.ts';
+import { ConfigError, loadConfig, type Config } from '../config.ts';
+import { assertKnownCommand, OperatorError, runOperatorCommand, UsageError, USAGE, type OperatorServices } from '../operator/commands.ts';
 import { sendAdminCommand } from '../operator/admin-socket.ts';
 import { DataDirBusyError, lockDataDir } from '../storage/data-dir-lock.ts';
+import { openDatabase } from '../storage/db.ts';
+import { migrate } from '../storage/migrate.ts';
+import { AccountStore } from '../accounts/store.ts';
+import { CreditLedger } from '../credits/ledger.ts';
+import { Prices } from '../credits/prices.ts';
 
-// The HTTP server and the storage stack are loaded only by the paths that use them, so a
-// command answered over the admin socket starts quickly.
+// The HTTP server (and everything it serves) is loaded only by `serve`, so operator commands
+// start quickly.
 
 function print(result: unknown, json: boolean): void {
   if (json) {
@@ -53,6 +58,25 @@ async function serve(): Promise<void> {
   process.once('SIGINT', () => stop('SIGINT'));
 }
 
+/** The storage alone, for commands run in this process: no Redis, outbound client or extraction
+ *  engines, which operator commands never use and which would only slow every command down. */
+async function openStorage(config: Config, options: { migrate: boolean }): Promise<OperatorServices & { close(): Promise<void> }> {
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    if (options.migrate) await migrate(db);
+  } catch (error) {
+    await db.close().catch(() => {});
+    throw error;
+  }
+  return {
+    db,
+    accounts: new AccountStore(db),
+    ledger: new CreditLedger(db, { holdTtlSeconds: config.holdTtlSeconds }),
+    prices: new Prices(db),
+    close: () => db.close(),
+  };
+}
+
 async function operator(argv: string[]): Promise<unknown> {
   assertKnownCommand(argv);
   const config = loadConfig();
@@ -65,8 +89,7 @@ async function operator(argv: string[]): Promise<unknown> {
   }
   const unlock = config.databaseUrl ? () => {} : lockDataDir(config.dataDir);
   try {
-    const { createPlatformServices } = await import('../services.ts');
-    const services = await createPlatformServices(config, { migrate: argv[0] !== 'migrate' });
+    const services = await openStorage(config, { migrate: argv[0] !== 'migrate' });
     try {
       return await runOperatorCommand(services, argv);
     } finally {

@@ -9,6 +9,9 @@ import { findPlan, PLANS } from '../credits/plans.ts';
 import { migrate } from '../storage/migrate.ts';
 import type { Services } from '../services.ts';
 
+/** What operator commands use: the storage, nothing that reaches the network. */
+export type OperatorServices = Pick<Services, 'db' | 'accounts' | 'ledger' | 'prices'>;
+
 /** A mistake in the command line: exit code 2 and the message, no stack. */
 export class UsageError extends Error {}
 /** The command was understood but cannot be done (unknown user...): exit code 1. */
@@ -67,7 +70,7 @@ function product(values: Values): Product {
   return value;
 }
 
-async function existingUser(services: Services, values: Values): Promise<number> {
+async function existingUser(services: OperatorServices, values: Values): Promise<number> {
   const id = wholeNumber(values, 'user', { min: 1 });
   if (!(await services.accounts.userExists(id))) throw new OperatorError(`There is no user ${id}.`);
   return id;
@@ -107,7 +110,7 @@ export function assertKnownCommand(argv: string[]): void {
 }
 
 /** Runs one operator command; returns what it produced (printed as JSON or text by the caller). */
-export async function runOperatorCommand(services: Services, argv: string[]): Promise<unknown> {
+export async function runOperatorCommand(services: OperatorServices, argv: string[]): Promise<unknown> {
   assertKnownCommand(argv);
   const { key, args } = splitCommand(argv);
 

@@ -80,7 +80,8 @@ interface Server {
 async function serve(env: Record<string, string>): Promise<Server> {
   const port = await freePort();
   const child = spawn(process.execPath, [BIN, 'serve'], {
-    env: childEnv({ ...env, PORT: String(port), HOST: '127.0.0.1' }),
+    // One OCR engine is enough to warm: these tests never send an image.
+    env: childEnv({ OCR_WORKERS: '1', ...env, PORT: String(port), HOST: '127.0.0.1' }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
