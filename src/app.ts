@@ -79,7 +79,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
           // Stop accepting, let requests in flight finish; past the grace period abort them,
           // which releases their holds through the pipeline.
           const grace = setTimeout(() => server.inFlight.abortAll('The server is shutting down.'), config.shutdownGraceMs);
-          await server.app.close();
+          await server.close();
           clearTimeout(grace);
           await ready.close();
           unlock();

@@ -20,6 +20,8 @@ export interface ServerOptions {
 export interface GleanerServer {
   app: FastifyInstance;
   inFlight: InFlight;
+  /** Stops accepting, answers what is in flight (closing each connection after its answer). */
+  close(): Promise<void>;
 }
 
 export async function buildServer(services: Services, options: ServerOptions): Promise<GleanerServer> {
@@ -35,8 +37,14 @@ export async function buildServer(services: Services, options: ServerOptions): P
   });
   const inFlight = new InFlight();
 
+  let closing = false;
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
+  });
+  // While shutting down, each answer closes its connection, so keep-alive sockets do not hold
+  // the shutdown open until their idle timeout.
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('Connection', 'close');
   });
 
   // One parser for every content type: JSON (strict), form posts, or nothing.
@@ -120,5 +128,12 @@ export async function buildServer(services: Services, options: ServerOptions): P
   await app.register(import('@fastify/swagger'), { mode: 'static', specification: { document: openapi as never } });
   await app.register(import('@fastify/swagger-ui'), { routePrefix: '/docs' });
 
-  return { app, inFlight };
+  return {
+    app,
+    inFlight,
+    close() {
+      closing = true;
+      return app.close();
+    },
+  };
 }
