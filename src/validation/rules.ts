@@ -134,8 +134,8 @@ export const max = (limit: number): Rule => ({
   message: (attr, value, ctx) => {
     const kind = sizeKind(value, ctx);
     return kind === 'array'
-      ? `The ${attr} may not have more than ${limit} items.`
-      : `The ${attr} may not be greater than ${limit}${SIZE_UNITS[kind]}.`;
+      ? `The ${attr} must not have more than ${limit} items.`
+      : `The ${attr} must not be greater than ${limit}${SIZE_UNITS[kind]}.`;
   },
   describe: (s) => void (s.type === 'string' ? (s.maxLength = limit) : (s.maximum = limit)),
 });

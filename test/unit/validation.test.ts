@@ -67,9 +67,9 @@ describe('messages (Laravel 8 wording)', () => {
   });
 
   test('max: numeric, string and array forms', async () => {
-    assert.deepEqual(await errorsOf(one('limit', [integer(), max(10)]), { limit: 11 }), { limit: ['The limit may not be greater than 10.'] });
-    assert.deepEqual(await errorsOf(one('name', [string(), max(5)]), { name: 'abcdef' }), { name: ['The name may not be greater than 5 characters.'] });
-    assert.deepEqual(await errorsOf(one('tags', [max(2)]), { tags: [1, 2, 3] }), { tags: ['The tags may not have more than 2 items.'] });
+    assert.deepEqual(await errorsOf(one('limit', [integer(), max(10)]), { limit: 11 }), { limit: ['The limit must not be greater than 10.'] });
+    assert.deepEqual(await errorsOf(one('name', [string(), max(5)]), { name: 'abcdef' }), { name: ['The name must not be greater than 5 characters.'] });
+    assert.deepEqual(await errorsOf(one('tags', [max(2)]), { tags: [1, 2, 3] }), { tags: ['The tags must not have more than 2 items.'] });
     assert.deepEqual(await errorsOf(one('limit', [integer(), max(10)]), { limit: 10 }), {});
   });
 
