@@ -4,6 +4,7 @@
  * number of processes). Everything above this file sees only `Database`.
  */
 import { mkdirSync } from 'node:fs';
+import os from 'node:os';
 
 export interface Queryable {
   query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]>;
@@ -46,7 +47,7 @@ async function openPostgres(url: string): Promise<Database> {
   const pg = (await import('pg')).default;
   // int8 (ids, sums) as JavaScript numbers: every value we store fits in 2^53.
   pg.types.setTypeParser(20, (v: string) => Number(v));
-  const pool = new pg.Pool({ connectionString: url, max: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
+  const pool = new pg.Pool({ connectionString: withDefaultUser(url), max: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
   pool.on('error', () => {
     // An idle client lost its connection; the pool replaces it. Queries surface their own errors.
   });
@@ -78,4 +79,15 @@ async function openPostgres(url: string): Promise<Database> {
     },
     close: () => pool.end(),
   };
+}
+
+/**
+ * libpq falls back to the OS user when a URL names none; pg only reads $USER, which services and
+ * containers often lack. Same fallback, so `postgres://host/db` works as it does for psql.
+ */
+export function withDefaultUser(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.username || /^postgres(ql)?:$/.test(parsed.protocol) === false) return url;
+  parsed.username = encodeURIComponent(process.env.PGUSER || process.env.USER || os.userInfo().username);
+  return parsed.toString();
 }

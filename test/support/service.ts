@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../../src/config.ts';
+import { withDefaultUser } from '../../src/storage/db.ts';
 import { startService, type RunningService, type StartOptions } from '../../src/app.ts';
 import type { Product } from '../../src/credits/products.ts';
 
@@ -29,6 +30,7 @@ export interface TestResponse {
 export async function freshPostgresDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
   const pg = (await import('pg')).default;
   const name = `gleaner_t_${randomBytes(6).toString('hex')}`;
+  adminUrl = withDefaultUser(adminUrl);
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);
