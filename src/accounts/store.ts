@@ -22,13 +22,33 @@ export interface UserView {
 export const ISO_MICROS = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
 export const isoColumn = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', ${ISO_MICROS})`;
 
+interface CachedToken {
+  userId: number;
+  tokenId: number;
+  expiresAt: number;
+}
+
+/** Most token look-ups kept in memory; the oldest go first. */
+const TOKEN_CACHE_ENTRIES = 10_000;
+
 export class AccountStore {
   readonly db: Database;
+  /**
+   * How long a successful token look-up is reused, sparing the database one query per request.
+   * A revocation through this store evicts at once; one made by another process sharing the
+   * database (the CLI against PostgreSQL, a second server) takes effect here within this time.
+   */
+  readonly tokenCacheMs: number;
   /** Sanctum updates last_used_at on every request; we write it at most once a minute per token. */
   private readonly lastTouched = new Map<number, number>();
+  /** Keyed by the SHA-256 hex of the token secret, which is what the database stores too. */
+  private readonly tokenCache = new Map<string, CachedToken>();
+  /** Bumped by every revocation: a look-up that raced one is not cached. */
+  private revocations = 0;
 
-  constructor(db: Database) {
+  constructor(db: Database, options: { tokenCacheMs?: number } = {}) {
     this.db = db;
+    this.tokenCacheMs = options.tokenCacheMs ?? 2_000;
   }
 
   /** Resolves a bearer value to its user, or null (unknown, malformed or revoked). */
@@ -36,6 +56,16 @@ export class AccountStore {
     const parsed = parseBearer(bearer);
     if (!parsed) return null;
     const hash = sha256Hex(parsed.secret);
+    const cached = this.tokenCache.get(hash);
+    if (cached) {
+      // A secret sent under another token's id is refused by the database path below.
+      if (cached.expiresAt > Date.now() && (parsed.id === null || parsed.id === cached.tokenId)) {
+        this.touch(cached.tokenId);
+        return { id: cached.userId, tokenId: cached.tokenId };
+      }
+      if (cached.expiresAt <= Date.now()) this.tokenCache.delete(hash);
+    }
+    const revocationsBefore = this.revocations;
     const rows =
       parsed.id === null
         ? await this.db.query<{ id: number; user_id: number; token_hash: string }>(
@@ -48,8 +78,21 @@ export class AccountStore {
           );
     const row = rows[0];
     if (!row || !hashesEqual(row.token_hash, hash)) return null;
-    this.touch(row.id);
-    return { id: Number(row.user_id), tokenId: Number(row.id) };
+    const user = { id: Number(row.user_id), tokenId: Number(row.id) };
+    if (this.tokenCacheMs > 0 && revocationsBefore === this.revocations) this.remember(hash, user);
+    this.touch(user.tokenId);
+    return user;
+  }
+
+  private remember(hash: string, user: AuthenticatedUser): void {
+    if (this.tokenCache.size >= TOKEN_CACHE_ENTRIES) this.tokenCache.delete(this.tokenCache.keys().next().value!);
+    this.tokenCache.set(hash, { userId: user.id, tokenId: user.tokenId, expiresAt: Date.now() + this.tokenCacheMs });
+  }
+
+  /** Drops a token from the cache: no request authenticates with it from now on. */
+  private forget(tokenId: number): void {
+    this.revocations += 1;
+    for (const [hash, entry] of this.tokenCache) if (entry.tokenId === tokenId) this.tokenCache.delete(hash);
   }
 
   private touch(tokenId: number): void {
@@ -134,11 +177,16 @@ export class AccountStore {
   }
 
   async revokeToken(tokenId: number): Promise<boolean> {
-    const rows = await this.db.query(
-      'UPDATE api_tokens SET revoked_at = clock_timestamp() WHERE id = $1 AND revoked_at IS NULL RETURNING id',
-      [tokenId],
-    );
-    return rows.length > 0;
+    try {
+      const rows = await this.db.query(
+        'UPDATE api_tokens SET revoked_at = clock_timestamp() WHERE id = $1 AND revoked_at IS NULL RETURNING id',
+        [tokenId],
+      );
+      return rows.length > 0;
+    } finally {
+      // After the update: a look-up that read the token before it committed is not kept.
+      this.forget(tokenId);
+    }
   }
 
   async listTokens(userId: number) {
