@@ -43,6 +43,28 @@ async function openPglite(dataDir: string): Promise<Database> {
   };
 }
 
+/** Distinct statement texts given a server-side name; texts beyond (SQL built from values) run unnamed. */
+const MAX_NAMED_STATEMENTS = 200;
+
+/**
+ * Names each distinct statement text so every pooled connection parses and plans it once, then
+ * only binds and executes it: the per-request statements are CTEs whose planning costs more than
+ * running them. DATABASE_PREPARED_STATEMENTS=off turns this off for connection poolers that
+ * cannot carry named statements (PgBouncer in transaction mode before 1.21).
+ */
+function statementNamer(env: NodeJS.ProcessEnv): (sql: string) => string | undefined {
+  if (['off', 'false', '0'].includes((env.DATABASE_PREPARED_STATEMENTS ?? '').toLowerCase())) return () => undefined;
+  const names = new Map<string, string>();
+  return (sql) => {
+    let name = names.get(sql);
+    if (name === undefined && names.size < MAX_NAMED_STATEMENTS) {
+      name = `gleaner_${names.size + 1}`;
+      names.set(sql, name);
+    }
+    return name;
+  };
+}
+
 async function openPostgres(url: string): Promise<Database> {
   const pg = (await import('pg')).default;
   // int8 (ids, sums) as JavaScript numbers: every value we store fits in 2^53.
@@ -51,10 +73,11 @@ async function openPostgres(url: string): Promise<Database> {
   pool.on('error', () => {
     // An idle client lost its connection; the pool replaces it. Queries surface their own errors.
   });
+  const nameFor = statementNamer(process.env);
   return {
     kind: 'postgres',
     async query<R>(sql: string, params: unknown[] = []) {
-      return (await pool.query(sql, params)).rows as R[];
+      return (await pool.query({ text: sql, values: params, name: nameFor(sql) })).rows as R[];
     },
     async transaction(fn) {
       const client = await pool.connect();
