@@ -149,6 +149,9 @@ class PageSession {
     if (job.waitFor !== undefined) {
       await page.waitForSelector(job.waitFor, { state: 'attached', timeout: remaining(job.deadline) });
     }
+    // Pages that finish rendering (or navigate) from timers after `load`: give the network a
+    // moment to go quiet (500 ms without requests), bounded so a chatty page is not waited on.
+    await page.waitForLoadState('networkidle', { timeout: Math.min(NETWORK_QUIET_CAP_MS, remaining(job.deadline)) }).catch(() => undefined);
     const body = await settledContent(page, job.deadline);
     const response: Response = documentResponse ?? firstResponse;
     this.#assertNotRefused(response);
@@ -263,6 +266,9 @@ export function desktopUserAgent(browserVersion: string): string {
   const major = browserVersion.split('.')[0] || '0';
   return `Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${major}.0.0.0 Safari/537.36`;
 }
+
+/** Longest wait for the network to go quiet after `load`. */
+const NETWORK_QUIET_CAP_MS = 2_000;
 
 /**
  * The serialised DOM once the main frame has stopped navigating: a script or meta refresh may
