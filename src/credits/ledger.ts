@@ -76,6 +76,30 @@ export class CreditLedger {
   }
 
   /**
+   * Grows a request's hold by `amount` when the balance allows (once per request: a handler that
+   * learns its real cost during the work, such as a PDF's page count). Returns the new total held,
+   * or 0 when the balance is short (the existing hold stays as it was).
+   */
+  async extend(requestId: string, amount: number): Promise<number> {
+    const rows = await this.db.query<{ amount: number }>(
+      `WITH h0 AS (SELECT user_id, product FROM credit_holds WHERE request_id = $1),
+       taken AS (
+         UPDATE balances b SET balance = b.balance - $2::bigint
+           FROM h0 WHERE b.user_id = h0.user_id AND b.product = h0.product AND b.balance >= $2::bigint
+         RETURNING b.user_id, b.product),
+       h AS (
+         UPDATE credit_holds SET amount = amount + $2::bigint
+           FROM taken WHERE request_id = $1 RETURNING amount),
+       l AS (
+         INSERT INTO credit_ledger (user_id, product, kind, delta, reference)
+         SELECT user_id, product, 'extend', -$2::bigint, $1 FROM taken)
+       SELECT amount FROM h`,
+      [requestId, amount],
+    );
+    return rows.length ? Number(rows[0].amount) : 0;
+  }
+
+  /**
    * Settles a hold: keeps `charge` credits (capped at the amount held) and returns the rest.
    * `charge` 0 is a full release. When `history` is given it is recorded in the same statement.
    * Returns the credits charged (0 if the hold was already settled or swept).
