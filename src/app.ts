@@ -80,6 +80,9 @@ export async function startService(config: Config, options: StartOptions = {}): 
           // which releases their holds through the pipeline.
           const grace = setTimeout(() => server.inFlight.abortAll('The server is shutting down.'), config.shutdownGraceMs);
           await server.close();
+          // A client that hung up leaves no connection to wait for, but its handler may still be
+          // settling: wait for every request to finish before the database closes.
+          await server.inFlight.drained();
           clearTimeout(grace);
           await ready.close();
           unlock();
