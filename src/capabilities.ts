@@ -45,7 +45,7 @@ export async function createCapabilities(
 ): Promise<Capabilities> {
   const { env } = config;
   // Settings are read now, so a typo stops the start instead of failing the first request.
-  const pdfOptions = { threads: positive(env, 'PDF_THREADS'), timeoutMs: positive(env, 'PDF_TIMEOUT_MS') };
+  const pdfOptions = { threads: positive(env, 'PDF_THREADS'), timeoutMs: positive(env, 'PDF_TIMEOUT_MS'), maxHeapMb: positive(env, 'PDF_MAX_HEAP_MB') };
   const ocrOptions = settings(() => imageOcrOptionsFromEnv(env));
   const browserOptions = settings(() => browserPoolOptionsFromEnv(env));
 
