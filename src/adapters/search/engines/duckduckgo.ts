@@ -10,13 +10,14 @@
  * costs a few lines and lets the same adapter read either page.
  */
 import type { CheerioAPI } from 'cheerio';
-import type { ParseOutcome, SearchEngine, SearchLanguage, SearchParams, SearchResult, TimeRange, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import type { ParseOutcome, SearchEngine, SearchLanguage, SearchParams, SearchResult, UpstreamRequest, UpstreamResponse } from '../types.ts';
 import {
   browserHeaders,
   buildUrl,
   cookieHeader,
   formBody,
   isEngineUrl,
+  letterTimeFilter,
   openPage,
   pushResult,
   resolveLink,
@@ -50,25 +51,9 @@ export function regionCode(country: string, language: SearchLanguage): string {
   return language === 'ar' ? 'xa-ar' : 'wt-wt';
 }
 
-function dateFilter(range: TimeRange | undefined): string {
-  switch (range) {
-    case undefined:
-      return '';
-    case 'hour':
-    case 'day':
-      return 'd';
-    case 'week':
-      return 'w';
-    case 'month':
-      return 'm';
-    case 'year':
-      return 'y';
-  }
-}
-
 function buildRequest(params: SearchParams, page: number, baseUrl: string): UpstreamRequest {
   const kl = regionCode(params.country, params.language);
-  const df = dateFilter(params.timeRange);
+  const df = letterTimeFilter(params.timeRange);
   const offset = (page - 1) * 10;
   const url = buildUrl(baseUrl, 'html/', {});
   const cookies: Record<string, string> = { kl };

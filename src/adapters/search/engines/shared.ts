@@ -5,7 +5,7 @@
 import * as cheerio from 'cheerio';
 import type { Cheerio, CheerioAPI } from 'cheerio';
 import type { AnyNode } from 'domhandler';
-import type { ParseOutcome, SearchLanguage, SearchResult, UpstreamResponse } from '../types.ts';
+import type { ParseOutcome, SearchLanguage, SearchResult, TimeRange, UpstreamResponse } from '../types.ts';
 
 /** Engines serve their plain-HTML pages to ordinary desktop browsers; a library UA gets a block page. */
 const USER_AGENT =
@@ -199,4 +199,24 @@ export function openPage(response: UpstreamResponse): { blocked: ParseOutcome } 
 /** Pushes a result when it has the two fields a result cannot lack. */
 export function pushResult(results: SearchResult[], result: SearchResult): void {
   if (result.url && result.title) results.push(result);
+}
+
+/**
+ * The one-letter time filter DuckDuckGo and Startpage share (d, w, m, y); neither has an hour
+ * filter, so "hour" narrows to the past day. "" when no range is asked for.
+ */
+export function letterTimeFilter(range: TimeRange | undefined): string {
+  switch (range) {
+    case undefined:
+      return '';
+    case 'hour':
+    case 'day':
+      return 'd';
+    case 'week':
+      return 'w';
+    case 'month':
+      return 'm';
+    case 'year':
+      return 'y';
+  }
 }

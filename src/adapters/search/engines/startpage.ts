@@ -11,13 +11,14 @@
  * The site's form also carries an `sc` code scraped from its home page; an adapter request is
  * a single stateless request, so it goes without (Startpage answers such requests).
  */
-import type { ParseOutcome, SearchEngine, SearchLanguage, SearchParams, SearchResult, TimeRange, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import type { ParseOutcome, SearchEngine, SearchLanguage, SearchParams, SearchResult, UpstreamRequest, UpstreamResponse } from '../types.ts';
 import {
   browserHeaders,
   buildUrl,
   cookieHeader,
   formBody,
   isEngineUrl,
+  letterTimeFilter,
   openPage,
   pushResult,
   resolveLink,
@@ -65,22 +66,6 @@ export function regionCode(language: SearchLanguage, country: string): string {
   return REGION_OVERRIDES[pair] ?? `${language}_${country.toUpperCase()}`;
 }
 
-function dateFilter(range: TimeRange | undefined): string {
-  switch (range) {
-    case undefined:
-      return '';
-    case 'hour':
-    case 'day':
-      return 'd';
-    case 'week':
-      return 'w';
-    case 'month':
-      return 'm';
-    case 'year':
-      return 'y';
-  }
-}
-
 /** Startpage's preference cookie: key EEE value pairs joined by N1N. */
 function preferencesCookie(languageName: string, region: string): string {
   const preferences: Record<string, string> = {
@@ -118,7 +103,7 @@ function buildRequest(params: SearchParams, page: number, baseUrl: string): Upst
       language: languageName,
       lui: languageName,
       qsr: region,
-      with_date: dateFilter(params.timeRange),
+      with_date: letterTimeFilter(params.timeRange),
       page: page > 1 ? String(page) : undefined,
       segment: page > 1 ? 'startpage.udog' : undefined,
     }),
