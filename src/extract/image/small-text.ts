@@ -3,9 +3,10 @@ import { medianLineHeight } from './text.ts';
 /**
  * When a first OCR pass suggests the text is too small for the model, how much larger to read the
  * image again. The model wants glyphs of roughly 20 px and more; screenshots and crops often carry
- * 8-12 px text, which it misreads or misses at native size. Measured on rendered text (DejaVu
- * Sans/Serif/Mono): line boxes under 12 px lose 2-70% of characters and are read without error
- * at 2x; text under 8 px is not found at all and needs 3x. Above 12 px, upscaling only costs time.
+ * 7-12 px text, which it misreads or misses at native size. Measured on rendered text (DejaVu
+ * Sans/Serif/Mono): line boxes of 8-11 px lost 1-67% of their characters and were read without
+ * error at 2x; 6-7 px text was not found at all and needed 3x. Above 12 px, upscaling only cost
+ * time (and once a few characters).
  */
 
 const SMALL_LINE_PX = 12;
