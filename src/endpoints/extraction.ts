@@ -3,6 +3,7 @@ import { httpErrors, MESSAGES } from '../http/errors.ts';
 import { price } from '../credits/prices.ts';
 import { publicAddress, required, string, url, urlPathEndsWith } from '../validation/rules.ts';
 import { downloadDocument, MAX_BYTES } from './download.ts';
+import { OcrBusyError } from '../extract/image/index.ts';
 import type { Endpoint } from './types.ts';
 
 /** Documents over this many pages are refused (400) before any extraction. */
@@ -80,10 +81,17 @@ export const imageEndpoint: Endpoint<{ url: string }> = {
   billing: { product: 'extraction', cost: (_input, prices) => price(prices, 'image') },
   history: true,
   success: { status: 200, description: 'The text found.', example: { text: 'INVOICE\nTotal: 42.00' } },
-  errors: [400, 403],
+  errors: [400, 403, 503],
   async handler({ input, services, signal }) {
     const file = await downloadDocument(services.outbound, input.url, MAX_BYTES.image, signal);
-    const outcome = await services.capabilities.ocr().recognize(new Uint8Array(file.buffer, file.byteOffset, file.byteLength), signal);
+    let outcome;
+    try {
+      outcome = await services.capabilities.ocr().recognize(new Uint8Array(file.buffer, file.byteOffset, file.byteLength), signal);
+    } catch (error) {
+      // Every OCR engine busy and the queue full: the image is fine, the server is not; retry later.
+      if (error instanceof OcrBusyError) throw httpErrors.busy();
+      throw error;
+    }
     if (outcome.kind !== 'ok') throw httpErrors.badRequest(MESSAGES.imageFailed);
     return { body: { text: outcome.text } };
   },

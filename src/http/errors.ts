@@ -34,6 +34,7 @@ export const MESSAGES = {
   pdfFailed: 'Unable to extract text from the PDF.',
   pdfTooManyPages: 'The PDF has more than 30 pages.',
   imageFailed: 'Unable to process the image.',
+  busy: 'The server is busy, please retry shortly.',
 } as const;
 
 export const httpErrors = {
@@ -48,6 +49,7 @@ export const httpErrors = {
   notFound: (message: string = MESSAGES.notFound) => new HttpError(404, { message }),
   badGateway: (message: string, extra: Record<string, unknown> = {}) =>
     new HttpError(502, { message, ...extra }),
+  busy: () => new HttpError(503, { message: MESSAGES.busy }, { 'Retry-After': '5' }),
   tooManyAttempts: (headers: Record<string, string>) =>
     new HttpError(429, { message: MESSAGES.tooManyAttempts }, headers),
 };

@@ -13,6 +13,7 @@ const COMMON_ERRORS: Record<number, { description: string; example: string }> = 
   404: { description: 'Nothing was found.', example: 'Not found.' },
   429: { description: 'Too many attempts in the window; see Retry-After.', example: 'Too Many Attempts.' },
   502: { description: 'The upstream did not answer usefully; nothing was charged.', example: 'The search engine did not answer, please retry.' },
+  503: { description: 'Every worker is busy and the queue is full; nothing was charged. Retry after Retry-After seconds.', example: 'The server is busy, please retry shortly.' },
 };
 
 export function buildOpenApi(endpoints: readonly Endpoint[], info: { version: string }) {
