@@ -81,7 +81,7 @@ export async function createCapabilities(
       baseUrls,
       timeoutMs: positive(env, 'SEARCH_TIMEOUT_MS') ?? 15_000,
       cacheTtlSeconds: searchSettings.cacheTtlSeconds,
-      cache: searchSettings.cacheTtlSeconds > 0 ? (deps.redis ? new RedisSearchCache(deps.redis) : new MemorySearchCache()) : undefined,
+      cache: searchSettings.cacheTtlSeconds > 0 ? (deps.redis ? new RedisSearchCache(deps.redis, { prefix: config.redisPrefix }) : new MemorySearchCache()) : undefined,
       browserFetch: hasBrowser ? browserFetch : undefined,
       logger: deps.logger,
     }),

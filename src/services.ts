@@ -40,7 +40,7 @@ export async function createPlatformServices(config: Config, options: { migrate?
       redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: true });
       await redis.connect();
     }
-    const throttleStore = redis ? new RedisThrottleStore(redis) : new MemoryThrottleStore();
+    const throttleStore = redis ? new RedisThrottleStore(redis, `${config.redisPrefix}throttle:`) : new MemoryThrottleStore();
     const outbound = createOutboundClient(config.outbound);
     const capabilities = await createCapabilities(config, { outbound, redis });
     return {

@@ -27,6 +27,7 @@ describe('two server processes on PostgreSQL + Redis', { skip }, () => {
     const env = {
       DATABASE_URL: database.url,
       REDIS_URL: redisUrl!,
+      REDIS_PREFIX: `gleaner-scaled-${Math.random().toString(36).slice(2)}:`,
       DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'gleaner-scaled-')),
       HOLD_TTL_SECONDS: '2',
       HOLD_SWEEP_INTERVAL_MS: '200',
@@ -69,6 +70,14 @@ describe('two server processes on PostgreSQL + Redis', { skip }, () => {
     const statuses = [];
     for (let i = 0; i < 7; i++) statuses.push((await post(servers[i % 2], '/me', u.token, { email: 'x' }, 'PATCH')).status);
     assert.deepEqual(statuses, [422, 422, 422, 422, 422, 422, 429]);
+  });
+
+  test('a token revoked by another process is refused by every server within the 2 s cache bound', async () => {
+    const u = await user(0);
+    const me = (server: ServerProcess) => fetch(server.url + '/me', { headers: { authorization: `Bearer ${u.token}` } }).then((r) => r.status);
+    assert.deepEqual(await Promise.all(servers.map(me)), [200, 200]);
+    await services.accounts.revokeToken(Number(u.token.split('|')[0]));
+    await waitUntil(async () => (await Promise.all(servers.map(me))).every((s) => s === 401), 3_000, 'both servers to refuse the token');
   });
 
   test('a process killed with SIGKILL while holding credits: the other returns them after the TTL', async () => {

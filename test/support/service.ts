@@ -60,7 +60,7 @@ export async function startTestService(envOverrides: Record<string, string> = {}
     // No Chromium probe unless a test asks for Google.
     SEARCH_ENGINES: 'bing,duckduckgo,brave,mojeek,startpage',
     ...(database ? { DATABASE_URL: database.url } : {}),
-    ...(process.env.TEST_REDIS_URL ? { REDIS_URL: process.env.TEST_REDIS_URL } : {}),
+    ...(process.env.TEST_REDIS_URL ? { REDIS_URL: process.env.TEST_REDIS_URL, REDIS_PREFIX: `gleaner-test-${randomBytes(4).toString('hex')}:` } : {}),
     ...envOverrides,
   };
   const config = loadConfig(env);
