@@ -161,6 +161,9 @@ class Guard implements GuardProxy {
   /** HTTPS, WSS and WS: `CONNECT host:port`, answered 200 and spliced once the target is checked. */
   async #tunnel(req: http.IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
     this.#track(client);
+    // The browser may reset the socket while the target is being checked: an 'error' with no
+    // listener would take the whole process down.
+    client.on('error', () => client.destroy());
     const target = parseAuthority(req.url ?? '');
     if (target === undefined) {
       this.#record('', 0, 'invalid_url', `Malformed CONNECT target "${req.url}"`);
