@@ -55,15 +55,18 @@ export const searchEndpoint: Endpoint<SearchInput> = {
     },
   },
   errors: [403, 404, 502],
-  async handler({ input, services }) {
-    const outcome = await services.capabilities.search().search({
-      query: input.query,
-      country: input.country,
-      language: input.language,
-      page: input.page,
-      timeRange: input.time_range,
-      perPage: input.per_page,
-    });
+  async handler({ input, services, signal }) {
+    const outcome = await services.capabilities.search().search(
+      {
+        query: input.query,
+        country: input.country,
+        language: input.language,
+        page: input.page,
+        timeRange: input.time_range,
+        perPage: input.per_page,
+      },
+      signal,
+    );
     if (outcome.kind === 'no_results') throw httpErrors.notFound(MESSAGES.noResults);
     if (outcome.kind === 'unavailable') throw httpErrors.badGateway(MESSAGES.searchUnavailable);
     return { body: { response: outcome.results } };

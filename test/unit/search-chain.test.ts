@@ -434,3 +434,16 @@ describe('search chain: cache', () => {
     assert.equal(warnings.length, 2);
   });
 });
+
+describe('search chain: the caller goes away', () => {
+  test('an aborted signal rejects with its reason, aborts the upstream fetches and asks no further engine', async () => {
+    const caller = new AbortController();
+    const { searchChain, calls } = chain(async () => {
+      caller.abort(new Error('client closed'));
+      return new Error('network down'); // the first engine fails, which would normally move on
+    });
+    await assert.rejects(searchChain.search(request, caller.signal), /client closed/);
+    assert.equal(calls.length, 1, 'no other engine was asked');
+    assert.equal(calls[0].request.signal?.aborted, true, 'the upstream fetch saw the abort');
+  });
+});

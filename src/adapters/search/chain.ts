@@ -83,7 +83,8 @@ export interface SearchChainOptions {
 export interface SearchChain {
   /** The engines actually in use, in order. */
   readonly engines: readonly EngineName[];
-  search(request: SearchRequest): Promise<SearchOutcome>;
+  /** `signal` stops the search (the caller went away): it rejects with the signal's reason. */
+  search(request: SearchRequest, signal?: AbortSignal): Promise<SearchOutcome>;
 }
 
 /** A SEARCH_* setting the service cannot start with. */
@@ -216,12 +217,13 @@ export function createSearchChain(options: SearchChainOptions): SearchChain {
     }
   }
 
-  async function searchEngine(engine: SearchEngine, request: SearchRequest): Promise<EngineOutcome> {
+  async function searchEngine(engine: SearchEngine, request: SearchRequest, caller?: AbortSignal): Promise<EngineOutcome> {
     const { perPage, ...params } = request;
     const pages = upstreamPages(request.page, perPage);
     const abort = new AbortController();
+    const signal = caller ? AbortSignal.any([abort.signal, caller]) : abort.signal;
     // fetchPage never rejects, so pages left running after an early return cannot go unhandled.
-    const pending = pages.map((page) => fetchPage(engine, params, page, abort.signal));
+    const pending = pages.map((page) => fetchPage(engine, params, page, signal));
 
     const first = await pending[0];
     if (first.kind === 'blocked' || first.kind === 'failed') {
@@ -263,7 +265,7 @@ export function createSearchChain(options: SearchChainOptions): SearchChain {
     }
   }
 
-  async function search(request: SearchRequest): Promise<SearchOutcome> {
+  async function search(request: SearchRequest, signal?: AbortSignal): Promise<SearchOutcome> {
     if (!Number.isInteger(request.page) || request.page < 1) throw new RangeError('page must be an integer >= 1');
     if (!Number.isInteger(request.perPage) || request.perPage < 1) throw new RangeError('perPage must be an integer >= 1');
 
@@ -273,7 +275,9 @@ export function createSearchChain(options: SearchChainOptions): SearchChain {
 
     const attempts: EngineAttempt[] = [];
     for (const engine of engines) {
-      const outcome = await searchEngine(engine, request);
+      signal?.throwIfAborted();
+      const outcome = await searchEngine(engine, request, signal);
+      signal?.throwIfAborted();
       if (outcome.kind === 'results') {
         await writeCache(key, outcome.results, engine.name);
         return { kind: 'results', results: outcome.results, engine: engine.name };
