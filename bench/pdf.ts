@@ -3,6 +3,9 @@
  *   pool ×2 / pool ×8   pages per second through the worker pool with 2 and 8 documents in flight
  *   pdftotext ×2        poppler's pdftotext on the same files, two processes at a time (skipped
  *                       when pdftotext is not installed)
+ *   CPU s, pages/CPU-s  CPU time the row used (this process's threads for the pool rows, the
+ *                       child processes for pdftotext; Linux only) and pages per CPU-second. On a
+ *                       shared machine pages/s follows the other jobs' load; pages/CPU-s much less.
  *   memory              process RSS (the pool threads live in this process) after 100 and after
  *                       1,000 extractions of the files the route accepts (≤ 30 pages)
  *
@@ -89,7 +92,38 @@ async function extractableFiles(extractor: PdfExtractor, candidates: Array<Omit<
   return files;
 }
 
-async function poolPagesPerSecond(extractor: PdfExtractor, files: BenchFile[], width: number) {
+interface Throughput {
+  pages: number;
+  seconds: number;
+  /** CPU seconds spent on the row, when they can be measured. */
+  cpuSeconds?: number;
+}
+
+/** CPU seconds used so far by this process, all threads included. */
+function ownCpuSeconds(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1e6;
+}
+
+const clockTicksPerSecond = (() => {
+  const getconf = spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' });
+  return Number(getconf.stdout) || undefined;
+})();
+
+/** CPU seconds used by this process's finished child processes (Linux /proc), or undefined. */
+function childCpuSeconds(): number | undefined {
+  if (!clockTicksPerSecond) return undefined;
+  try {
+    // cutime and cstime are fields 16 and 17; counting starts after the command name's ')'.
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[13]) + Number(fields[14])) / clockTicksPerSecond;
+  } catch {
+    return undefined;
+  }
+}
+
+async function poolPagesPerSecond(extractor: PdfExtractor, files: BenchFile[], width: number): Promise<Throughput> {
   const jobs = Array.from({ length: rounds }, () =>
     files.map((file) => async () => {
       const outcome = await extractor.extract(file.bytes.slice(), ENOUGH);
@@ -97,10 +131,11 @@ async function poolPagesPerSecond(extractor: PdfExtractor, files: BenchFile[], w
       return outcome.pageCount;
     }),
   ).flat();
+  const cpuBefore = ownCpuSeconds();
   const started = performance.now();
   const pages = (await inFlight(width, jobs)).reduce((sum, n) => sum + n, 0);
   const seconds = (performance.now() - started) / 1000;
-  return { pages, seconds };
+  return { pages, seconds, cpuSeconds: ownCpuSeconds() - cpuBefore };
 }
 
 function pdftotextInstalled(): boolean {
@@ -115,12 +150,15 @@ function pdftotext(filePath: string): Promise<void> {
   });
 }
 
-async function pdftotextPagesPerSecond(files: BenchFile[], width: number) {
+async function pdftotextPagesPerSecond(files: BenchFile[], width: number): Promise<Throughput> {
   const jobs = Array.from({ length: rounds }, () => files.map((file) => () => pdftotext(file.path))).flat();
+  const cpuBefore = childCpuSeconds();
   const started = performance.now();
   await inFlight(width, jobs);
   const seconds = (performance.now() - started) / 1000;
-  return { pages: files.reduce((sum, file) => sum + file.pages, 0) * rounds, seconds };
+  const cpuAfter = childCpuSeconds();
+  const cpuSeconds = cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore;
+  return { pages: files.reduce((sum, file) => sum + file.pages, 0) * rounds, seconds, cpuSeconds };
 }
 
 const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
@@ -134,18 +172,26 @@ async function main() {
     const pagesPerRound = files.reduce((sum, file) => sum + file.pages, 0);
     console.log(`  ${files.length} files, ${pagesPerRound} pages per round: ${files.map((f) => `${f.name} (${f.pages})`).join(', ')}`);
 
-    const rows: Array<[string, string, string, string]> = [];
-    const addRow = (label: string, { pages, seconds }: { pages: number; seconds: number }) =>
-      rows.push([label, String(pages), seconds.toFixed(2), (pages / seconds).toFixed(1)]);
+    const rows: string[][] = [];
+    const addRow = (label: string, { pages, seconds, cpuSeconds }: Throughput) =>
+      rows.push([
+        label,
+        String(pages),
+        seconds.toFixed(2),
+        (pages / seconds).toFixed(1),
+        cpuSeconds === undefined ? '' : cpuSeconds.toFixed(2),
+        cpuSeconds === undefined ? '' : (pages / cpuSeconds).toFixed(1),
+      ]);
     addRow(`pool (${threads} threads), 2 in flight`, await poolPagesPerSecond(extractor, files, 2));
     addRow(`pool (${threads} threads), 8 in flight`, await poolPagesPerSecond(extractor, files, 8));
     if (pdftotextInstalled()) addRow('pdftotext, 2 processes', await pdftotextPagesPerSecond(files, 2));
-    else rows.push(['pdftotext, 2 processes', 'skipped: pdftotext not installed', '', '']);
+    else rows.push(['pdftotext, 2 processes', 'skipped: pdftotext not installed']);
     await extractor.close();
 
+    const line = (cells: string[]) => cells.map((cell, i) => (i ? cell.padStart(12) : cell.padEnd(34))).join('');
     console.log('\nthroughput');
-    console.log(['', 'pages', 'seconds', 'pages/s'].map((h, i) => (i ? h.padStart(10) : h.padEnd(34))).join(''));
-    for (const row of rows) console.log(row.map((cell, i) => (i ? cell.padStart(10) : cell.padEnd(34))).join(''));
+    console.log(line(['', 'pages', 'seconds', 'pages/s', 'CPU s', 'pages/CPU-s']));
+    for (const row of rows) console.log(line(row));
 
     // Memory: what the route would see, the default page limit and only documents it accepts.
     const routeFiles = files.filter((file) => file.pages <= 30);
