@@ -8,7 +8,10 @@ import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { pageTextFromItems } from './page-text.ts';
 import { documentOptions } from './pdfjs-options.ts';
 import { buildPdfResult } from './result.ts';
+import { useSyncDecompression } from './sync-decompression.ts';
 import type { PdfTask, PdfTaskOutcome } from './types.ts';
+
+useSyncDecompression();
 
 // pdf.js looks for its worker code on globalThis before importing it lazily on the first document;
 // loading it with the thread keeps that cost out of the first document's time limit.
