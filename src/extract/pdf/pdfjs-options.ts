@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { CachedDataFiles } from './data-files.ts';
 
 type DocumentInitParameters = NonNullable<Parameters<typeof getDocument>[0]>;
 
@@ -31,6 +32,8 @@ export function documentOptions(data: Uint8Array): DocumentInitParameters {
     data,
     ...PDFJS_DATA_FOLDERS,
     cMapPacked: true,
+    // Reads each data file once per thread instead of once per document.
+    BinaryDataFactory: CachedDataFiles,
     // Nothing is rendered: no @font-face, no system font lookups, no canvas, no XFA forms.
     disableFontFace: true,
     useSystemFonts: false,
