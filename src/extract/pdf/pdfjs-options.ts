@@ -16,7 +16,7 @@ function folder(name: string): string {
 }
 
 /** pdf.js's VerbosityLevel.ERRORS: warnings about recoverable damage would flood the logs. */
-const ERRORS_ONLY = 0;
+export const PDFJS_VERBOSITY = 0;
 
 export const PDFJS_DATA_FOLDERS = {
   /** Predefined CMaps, needed to map CJK CID fonts to Unicode. */
@@ -44,6 +44,6 @@ export function documentOptions(data: Uint8Array): DocumentInitParameters {
     disableRange: true,
     disableStream: true,
     disableAutoFetch: true,
-    verbosity: ERRORS_ONLY,
+    verbosity: PDFJS_VERBOSITY,
   };
 }

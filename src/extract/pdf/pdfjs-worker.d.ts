@@ -1,4 +1,7 @@
-/** pdf.js ships no types for its worker module; the pool thread only hands it back to pdf.js. */
+/** pdf.js ships no types for its worker module; this is the one entry point the pool thread uses. */
 declare module 'pdfjs-dist/legacy/build/pdf.worker.mjs' {
-  export const WorkerMessageHandler: unknown;
+  export const WorkerMessageHandler: {
+    /** Starts pdf.js's parsing side on a Worker-like port, as a web worker's own script does. */
+    initializeFromPort(port: object): void;
+  };
 }

@@ -4,18 +4,25 @@
  * which the pool terminates when the time limit passes.
  */
 import type { MessagePort } from 'node:worker_threads';
-import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { getDocument, PDFWorker } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { WorkerMessageHandler } from 'pdfjs-dist/legacy/build/pdf.worker.mjs';
+import { InThreadPort } from './in-thread-port.ts';
 import { pageTextFromItems } from './page-text.ts';
-import { documentOptions } from './pdfjs-options.ts';
+import { documentOptions, PDFJS_VERBOSITY } from './pdfjs-options.ts';
 import { buildPdfResult } from './result.ts';
 import { useSyncDecompression } from './sync-decompression.ts';
 import type { PdfTask, PdfTaskOutcome } from './types.ts';
 
 useSyncDecompression();
 
-// pdf.js looks for its worker code on globalThis before importing it lazily on the first document;
-// loading it with the thread keeps that cost out of the first document's time limit.
-(globalThis as { pdfjsWorker?: unknown }).pdfjsWorker = await import('pdfjs-dist/legacy/build/pdf.worker.mjs');
+// pdf.js's parsing side starts with the thread, behind a port that copies messages cheaply, and
+// one PDFWorker serves every document of the thread (each document still gets its own handler,
+// released by loadingTask.destroy()).
+type WorkerPort = NonNullable<NonNullable<ConstructorParameters<typeof PDFWorker>[0]>['port']>;
+const port = new InThreadPort();
+WorkerMessageHandler.initializeFromPort(port);
+// pdf.js types `port` as a web Worker but only calls postMessage and add/removeEventListener on it.
+const pdfWorker = new PDFWorker({ port: port as unknown as WorkerPort, verbosity: PDFJS_VERBOSITY });
 
 /** A task as the pool posts it: the caller's task plus the port that announces the start. */
 export interface PooledPdfTask extends PdfTask {
@@ -28,7 +35,7 @@ export default async function extractPdf({ data, budget, maxPages, started }: Po
   started.close();
 
   const fileBytes = data.byteLength; // pdf.js takes ownership of `data` below
-  const loadingTask = getDocument(documentOptions(data));
+  const loadingTask = getDocument({ ...documentOptions(data), worker: pdfWorker });
   try {
     const pdf = await loadingTask.promise;
     // Page count first: billing decides before any text is extracted.
