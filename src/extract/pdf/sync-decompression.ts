@@ -31,7 +31,11 @@ function inflateWhole(inflate: InflateWithInfo, chunks: Uint8Array[]): Uint8Arra
   if (engine.bytesWritten < input.byteLength) {
     throw new TypeError('Trailing junk found after the end of the compressed stream');
   }
-  return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+  // zlib returns outputs under 32 KB as views into Node's shared Buffer pool. pdf.js reads inline
+  // images through its Stream's `bytes.buffer` from offset 0 and transfers decoded image bytes,
+  // so it gets an array that owns its memory, as from Node's stream (a copy of at most 32 KB).
+  const ownsBuffer = buffer.byteOffset === 0 && buffer.byteLength === buffer.buffer.byteLength;
+  return ownsBuffer ? new Uint8Array(buffer.buffer) : new Uint8Array(buffer);
 }
 
 function asBytes(chunk: BufferSource): Uint8Array {
