@@ -32,7 +32,8 @@ test('SIGKILL while holding credits: the holds come back after their TTL (embedd
     first.child.kill('SIGKILL');
     await once(first.child, 'exit');
     await Promise.all(inFlight);
-    assert.equal(readFileSync(path.join(dataDir, 'gleaner.lock'), 'utf8'), String(first.child.pid), 'the dead process left its lock');
+    const lock = JSON.parse(readFileSync(path.join(dataDir, 'gleaner.lock'), 'utf8'));
+    assert.equal(lock.pid, first.child.pid, 'the dead process left its lock');
 
     const second = await spawnServer(env);
     try {
