@@ -1,9 +1,10 @@
 /**
  * Credit balances, holds and the ledger (contract §3).
  *
- * A request first HOLDS its maximum cost: one conditional UPDATE takes the credits out of the
+ * A request first HOLDS its maximum cost: under the balance row's lock, the credits leave the
  * available balance only if enough are there, so concurrent requests can never overdraw (the
- * CHECK (balance >= 0) constraint is the backstop). After the work the hold is SETTLED exactly
+ * CHECK (balance >= 0) constraint is the backstop). Holds and settlements that arrive together
+ * are carried by one statement (group commit: the SQL functions of migration 0003). After the work the hold is SETTLED exactly
  * once: the hold row is deleted, the actual cost is kept and the rest goes back. A process that
  * dies leaves its hold behind; the sweeper returns it once `expires_at` passes.
  * Every movement is a ledger row with a unique (reference, kind), so the balance can always be
@@ -11,6 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../storage/db.ts';
+import { GroupCommit } from '../storage/group-commit.ts';
 import type { Product } from './products.ts';
 
 export interface HoldRequest {
@@ -34,19 +36,44 @@ export interface HistoryRecord {
   params: Record<string, unknown>;
 }
 
+/** One settlement and/or one history row, as a settle batch carries them. */
+interface SettleItem {
+  settle?: { requestId: string; charge: number };
+  history?: HistoryRecord;
+}
+
+export interface CreditLedgerOptions {
+  holdTtlSeconds: number;
+  /**
+   * Hold (and settle) statements running at once; calls arriving meanwhile share the next
+   * statement (group commit). Default: 1 on PGlite (one connection anyway), 2 on PostgreSQL.
+   */
+  maxStatementsInFlight?: number;
+}
+
+/** Most requests one batched statement carries. */
+const MAX_BATCH = 200;
+
 export class CreditLedger {
   readonly db: Database;
   readonly holdTtlSeconds: number;
+  readonly #holds: GroupCommit<HoldRequest, number>;
+  readonly #settlements: GroupCommit<SettleItem, number>;
 
-  constructor(db: Database, options: { holdTtlSeconds: number }) {
+  constructor(db: Database, options: CreditLedgerOptions) {
     this.db = db;
     this.holdTtlSeconds = options.holdTtlSeconds;
+    const maxInFlight = options.maxStatementsInFlight ?? (db.kind === 'pglite' ? 1 : 2);
+    this.#holds = new GroupCommit((items) => this.#holdBatch(items), { maxInFlight, maxBatch: MAX_BATCH });
+    this.#settlements = new GroupCommit((items) => this.#settleBatch(items), { maxInFlight, maxBatch: MAX_BATCH });
   }
 
   /**
    * Holds up to `max` credits (at least `min`); returns the amount held, or 0 when refused.
+   * Holds arriving together share one statement (gleaner_hold_batch), served in arrival order
+   * exactly as if they ran one by one.
    *
-   * The hold commits without waiting for its WAL flush (synchronous_commit off for this one
+   * The hold commits without waiting for its WAL flush (synchronous_commit off for its
    * transaction): otherwise every request of a user queues on that user's balance row for a whole
    * disk flush. The settlement commits synchronously, and a flush covers all earlier WAL, so a
    * settled hold is always durable. Only a database crash can lose a hold: one acknowledged in
@@ -54,25 +81,24 @@ export class CreditLedger {
    * default). Its request then settles against no hold and is charged nothing: never overcharged,
    * never overdrawn, and the ledger still adds up.
    */
-  async hold(request: HoldRequest): Promise<number> {
-    const rows = await this.db.query<{ held: number }>(
-      `WITH cur AS (
-         SELECT user_id, product, LEAST($4::bigint, balance) AS held
-           FROM balances WHERE user_id = $2 AND product = $3 AND balance >= $5::bigint FOR UPDATE),
-       taken AS (
-         UPDATE balances b SET balance = b.balance - cur.held
-           FROM cur WHERE b.user_id = cur.user_id AND b.product = cur.product AND cur.held > 0
-         RETURNING cur.held),
-       h AS (
-         INSERT INTO credit_holds (request_id, user_id, product, amount, expires_at)
-         SELECT $1, $2, $3, held, clock_timestamp() + make_interval(secs => $6) FROM taken),
-       l AS (
-         INSERT INTO credit_ledger (user_id, product, kind, delta, reference)
-         SELECT $2, $3, 'hold', -held, $1 FROM taken)
-       SELECT held FROM taken WHERE set_config('synchronous_commit', 'off', true) IS NOT NULL`,
-      [request.requestId, request.userId, request.product, request.max, Math.max(1, request.min), this.holdTtlSeconds],
+  hold(request: HoldRequest): Promise<number> {
+    return this.#holds.submit(request);
+  }
+
+  async #holdBatch(items: HoldRequest[]): Promise<number[]> {
+    const rows = await this.db.query<{ hold_request_id: string; hold_amount: number }>(
+      'SELECT hold_request_id, hold_amount FROM gleaner_hold_batch($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::float8)',
+      [
+        items.map((i) => i.requestId),
+        items.map((i) => i.userId),
+        items.map((i) => i.product),
+        items.map((i) => i.min),
+        items.map((i) => i.max),
+        this.holdTtlSeconds,
+      ],
     );
-    return rows.length ? Number(rows[0].held) : 0;
+    const held = new Map(rows.map((r) => [r.hold_request_id, Number(r.hold_amount)]));
+    return items.map((i) => held.get(i.requestId) ?? 0);
   }
 
   /**
@@ -101,38 +127,48 @@ export class CreditLedger {
 
   /**
    * Settles a hold: keeps `charge` credits (capped at the amount held) and returns the rest.
-   * `charge` 0 is a full release. When `history` is given it is recorded in the same statement.
+   * `charge` 0 is a full release. When `history` is given it is recorded in the same transaction.
    * Returns the credits charged (0 if the hold was already settled or swept).
-   * A full capture returns nothing, so it leaves the balance row alone: the user's row lock is
-   * then taken once per request (by the hold) instead of twice.
+   * Settlements and history rows arriving together share one statement (gleaner_settle_batch)
+   * and one synchronous commit. A full capture leaves the balance row alone: the user's row lock
+   * is then taken once per request (by the hold) instead of twice.
    */
-  async settle(requestId: string, charge: number, history?: HistoryRecord): Promise<number> {
-    const rows = await this.db.query<{ charged: number }>(
-      `WITH h AS (
-         DELETE FROM credit_holds WHERE request_id = $1 RETURNING user_id, product, amount),
-       c AS (
-         SELECT user_id, product, amount, LEAST($2::bigint, amount) AS charged FROM h),
-       b AS (
-         UPDATE balances SET balance = balances.balance + (c.amount - c.charged)
-           FROM c WHERE balances.user_id = c.user_id AND balances.product = c.product AND c.charged < c.amount),
-       l AS (
-         INSERT INTO credit_ledger (user_id, product, kind, delta, charged, reference)
-         SELECT user_id, product, CASE WHEN charged > 0 THEN 'capture' ELSE 'release' END, amount - charged, charged, $1
-           FROM c)
-       ${history ? `, r AS (${HISTORY_INSERT_FROM_C})` : ''}
-       SELECT charged FROM c`,
-      history ? [requestId, charge, ...historyParams(history)] : [requestId, charge],
-    );
-    return rows.length ? Number(rows[0].charged) : 0;
+  settle(requestId: string, charge: number, history?: HistoryRecord): Promise<number> {
+    return this.#settlements.submit({ settle: { requestId, charge }, history });
   }
 
   /** Records a history row for a request that held nothing (422, 403, 429...). */
   async record(history: HistoryRecord): Promise<void> {
-    await this.db.query(
-      `INSERT INTO request_history (user_id, request_id, method, endpoint, product, status, credits, duration_ms, params)
-       VALUES ($2, $1, $3, $4, $5, $6, 0, $7, $8)`,
-      [history.requestId, ...historyParams(history)],
+    await this.#settlements.submit({ history });
+  }
+
+  async #settleBatch(items: SettleItem[]): Promise<number[]> {
+    const settles = items.flatMap((i) => (i.settle ? [i.settle] : []));
+    const history = items.flatMap((i) => (i.history ? [i.history] : []));
+    const rows = await this.db.query<{ settled_request_id: string; settled_charge: number }>(
+      `SELECT settled_request_id, settled_charge FROM gleaner_settle_batch(
+         $1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::int[], $10::jsonb[])`,
+      [
+        settles.map((s) => s.requestId),
+        settles.map((s) => s.charge),
+        history.map((h) => h.userId),
+        history.map((h) => h.requestId),
+        history.map((h) => h.method),
+        history.map((h) => h.endpoint),
+        history.map((h) => h.product),
+        history.map((h) => h.status),
+        history.map((h) => h.durationMs),
+        history.map((h) => JSON.stringify(h.params)),
+      ],
     );
+    const charged = new Map(rows.map((r) => [r.settled_request_id, Number(r.settled_charge)]));
+    // A hold settles once: a second settlement of it in the same batch is told 0, as it would be alone.
+    return items.map((i) => {
+      if (!i.settle) return 0;
+      const amount = charged.get(i.settle.requestId) ?? 0;
+      charged.delete(i.settle.requestId);
+      return amount;
+    });
   }
 
   /** Returns holds whose process never settled them. Returns how many were released. */
@@ -222,13 +258,3 @@ export class CreditLedger {
     return rows.map((r) => ({ user_id: Number(r.user_id), product: r.product, stored: Number(r.stored), ledger: Number(r.ledger) }));
   }
 }
-
-/** The history columns, in the order both inserts number their parameters. */
-function historyParams(h: HistoryRecord): unknown[] {
-  return [h.userId, h.method, h.endpoint, h.product, h.status, h.durationMs, JSON.stringify(h.params)];
-}
-
-const HISTORY_INSERT_FROM_C = `
-  INSERT INTO request_history (user_id, request_id, method, endpoint, product, status, credits, duration_ms, params)
-  SELECT $3, $1, $4, $5, $6, $7, COALESCE((SELECT charged FROM c), 0), $8, $9
-    FROM (SELECT 1) one`;

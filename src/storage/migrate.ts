@@ -42,11 +42,42 @@ export async function migrate(db: Database): Promise<string[]> {
   });
 }
 
-/** Splits a migration script on top-level semicolons (our migrations use no function bodies). */
-function splitStatements(sql: string): string[] {
-  return sql
-    .replace(/--[^\n]*/g, '')
-    .split(';')
-    .map((s) => s.trim())
-    .filter(Boolean);
+/**
+ * Splits a migration script into statements on top-level semicolons: those inside quoted strings,
+ * quoted identifiers, dollar-quoted bodies (functions) and comments do not count.
+ */
+export function splitStatements(sql: string): string[] {
+  // Sticky patterns, tried at the current position: what they match is never split.
+  const comment = /--[^\n]*|\/\*[\s\S]*?\*\//y;
+  const quoted = /'(?:[^']|'')*'|"(?:[^"]|"")*"/y;
+  const dollarOpen = /\$([A-Za-z_][A-Za-z_0-9]*)?\$/y;
+  const statements: string[] = [];
+  let current = '';
+  let i = 0;
+  const at = (pattern: RegExp): RegExpExecArray | null => {
+    pattern.lastIndex = i;
+    return pattern.exec(sql);
+  };
+  while (i < sql.length) {
+    let match: RegExpExecArray | null;
+    if ((match = at(comment))) {
+      i += match[0].length;
+    } else if ((match = at(quoted))) {
+      current += match[0];
+      i += match[0].length;
+    } else if ((match = at(dollarOpen))) {
+      const end = sql.indexOf(match[0], i + match[0].length);
+      if (end < 0) throw new Error(`Unterminated ${match[0]} quote in a migration.`);
+      current += sql.slice(i, end + match[0].length);
+      i = end + match[0].length;
+    } else if (sql[i] === ';') {
+      statements.push(current);
+      current = '';
+      i++;
+    } else {
+      current += sql[i++];
+    }
+  }
+  statements.push(current);
+  return statements.map((s) => s.trim()).filter(Boolean);
 }
