@@ -23,8 +23,17 @@ export interface Config {
   shutdownGraceMs: number;
   ownerEmail: string;
   outbound: OutboundClientOptions;
+  /** Stripe `invoice.paid` webhook; absent when STRIPE_WEBHOOK_SECRET is unset (no route). */
+  stripeWebhook?: StripeWebhookConfig;
   /** The environment the config came from: capability modules read their own settings from it. */
   env: NodeJS.ProcessEnv;
+}
+
+export interface StripeWebhookConfig {
+  /** The endpoint's signing secret (`whsec_...`). */
+  secret: string;
+  /** How far a signature's timestamp may be from now, in seconds. */
+  toleranceSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -37,7 +46,16 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, minimum = 0
   return value;
 }
 
-
+function stripeWebhookFromEnv(env: NodeJS.ProcessEnv): StripeWebhookConfig | undefined {
+  const secret = env.STRIPE_WEBHOOK_SECRET?.trim();
+  const toleranceSeconds = int(env, 'STRIPE_WEBHOOK_TOLERANCE_SECONDS', 300, 1);
+  if (!secret) return undefined;
+  // The usual slip is pasting the API key (sk_..., rk_...) instead of the endpoint's secret.
+  if (!/^whsec_\S+$/.test(secret)) {
+    throw new ConfigError('STRIPE_WEBHOOK_SECRET must be the webhook endpoint\'s signing secret (whsec_...), not an API key.');
+  }
+  return { secret, toleranceSeconds };
+}
 
 function outboundFromEnv(env: NodeJS.ProcessEnv): OutboundClientOptions {
   try {
@@ -63,6 +81,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 25_000, 0),
     ownerEmail: env.OWNER_EMAIL || 'owner@localhost',
     outbound: outboundFromEnv(env),
+    stripeWebhook: stripeWebhookFromEnv(env),
     env,
   };
 }

@@ -199,9 +199,44 @@ export class AccountStore {
   }
 
   async listUsers() {
-    return this.db.query<{ id: number; name: string; email: string; created_at: string }>(
-      `SELECT id, name, email, ${isoColumn('created_at')} AS created_at FROM users ORDER BY id`,
+    return this.db.query<{ id: number; name: string; email: string; stripe_customer: string | null; created_at: string }>(
+      `SELECT id, name, email, stripe_customer_id AS stripe_customer, ${isoColumn('created_at')} AS created_at FROM users ORDER BY id`,
     );
+  }
+
+  /**
+   * Links a Stripe customer to the user (replacing the user's previous one): its paid invoices
+   * renew this user's plans. Refused when another user already has that customer.
+   */
+  async linkStripeCustomer(userId: number, customerId: string): Promise<{ ok: true } | { ok: false; userId: number }> {
+    const owner = async () => {
+      const [row] = await this.db.query<{ id: number }>('SELECT id FROM users WHERE stripe_customer_id = $1 AND id <> $2', [customerId, userId]);
+      return row ? { ok: false as const, userId: Number(row.id) } : null;
+    };
+    const taken = await owner();
+    if (taken) return taken;
+    try {
+      await this.db.query('UPDATE users SET stripe_customer_id = $2, updated_at = clock_timestamp() WHERE id = $1', [userId, customerId]);
+      return { ok: true };
+    } catch (error) {
+      // Linked to someone else between the check and the update (unique index).
+      if ((error as { code?: string }).code === '23505') {
+        const raced = await owner();
+        if (raced) return raced;
+      }
+      throw error;
+    }
+  }
+
+  /** Removes the user's Stripe customer; returns the one it had (null when none). */
+  async unlinkStripeCustomer(userId: number): Promise<string | null> {
+    const [row] = await this.db.query<{ previous: string | null }>(
+      `UPDATE users u SET stripe_customer_id = NULL, updated_at = clock_timestamp()
+         FROM (SELECT id, stripe_customer_id FROM users WHERE id = $1) prior
+        WHERE u.id = prior.id RETURNING prior.stripe_customer_id AS previous`,
+      [userId],
+    );
+    return row?.previous ?? null;
   }
 }
 

@@ -1,13 +1,14 @@
 /**
  * Assembles the HTTP server: Laravel 8 wire conventions (JSON everywhere, exact error bodies,
  * 404/405 with Allow), request ids, body limits, and one route per endpoint-table row, each run
- * through the metered pipeline.
+ * through the metered pipeline; plus the Stripe webhook (outside the table: no token, no metering).
  */
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteHandlerMethod } from 'fastify';
 import { HttpError, MESSAGES } from './errors.ts';
 import { buildOpenApi } from './openapi.ts';
 import { InFlight, runEndpoint } from '../pipeline/metered.ts';
+import { registerStripeWebhook, STRIPE_WEBHOOK_PATH } from '../billing/stripe-webhook.ts';
 import type { Endpoint } from '../endpoints/types.ts';
 import type { Services } from '../services.ts';
 
@@ -106,6 +107,12 @@ export async function buildServer(services: Services, options: ServerOptions): P
       url: endpoint.path,
       handler: (request, reply) => runEndpoint(endpoint, request, reply, services, inFlight),
     });
+  }
+
+  // Payments: Stripe reports paid invoices here (only when its signing secret is configured).
+  if (config.stripeWebhook) {
+    allow(STRIPE_WEBHOOK_PATH, 'POST');
+    await registerStripeWebhook(app, services, { config: config.stripeWebhook, inFlight });
   }
 
   // Operations: liveness, readiness, the API description and its interactive page.

@@ -6,6 +6,7 @@
 import { parseArgs } from 'node:util';
 import { isProduct, PRODUCTS, type Product } from '../credits/products.ts';
 import { findPlan, PLANS } from '../credits/plans.ts';
+import { assignPlan, renewPlans } from '../credits/renewal.ts';
 import { migrate } from '../storage/migrate.ts';
 import type { Services } from '../services.ts';
 
@@ -23,6 +24,8 @@ export const USAGE = `Usage: gleaner <command> [options] [--json]
   migrate                                                 apply pending database migrations
   users create --name <n> --email <e>                     create a user; prints its token and secret key once
   users list
+  users link-stripe --user <id> --customer <cus_...>      renew the user's plans when this Stripe customer pays
+  users unlink-stripe --user <id>                         forget the user's Stripe customer
   tokens create --user <id> [--name <label>]              issue another token
   tokens list --user <id>
   tokens revoke --token-id <id>
@@ -77,11 +80,15 @@ async function existingUser(services: OperatorServices, values: Values): Promise
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
+/** Stripe customer ids: `cus_` and letters or digits. */
+const STRIPE_CUSTOMER = /^cus_[A-Za-z0-9]+$/;
 
 const COMMANDS = new Set([
   'migrate',
   'users create',
   'users list',
+  'users link-stripe',
+  'users unlink-stripe',
   'tokens create',
   'tokens list',
   'tokens revoke',
@@ -130,6 +137,21 @@ export async function runOperatorCommand(services: OperatorServices, argv: strin
     case 'users list':
       parse(args, []);
       return services.accounts.listUsers();
+    case 'users link-stripe': {
+      const v = parse(args, ['user', 'customer']);
+      const userId = await existingUser(services, v);
+      const customer = need(v, 'customer');
+      if (!STRIPE_CUSTOMER.test(customer)) throw new UsageError(`--customer must be a Stripe customer id such as cus_NffrFeUfNV2Hib (got "${customer}").`);
+      const linked = await services.accounts.linkStripeCustomer(userId, customer);
+      if (!linked.ok) throw new OperatorError(`The Stripe customer ${customer} is already linked to user ${linked.userId}.`);
+      return { user: userId, stripe_customer: customer };
+    }
+    case 'users unlink-stripe': {
+      const v = parse(args, ['user']);
+      const userId = await existingUser(services, v);
+      const previous = await services.accounts.unlinkStripeCustomer(userId);
+      return { user: userId, stripe_customer: null, previous };
+    }
     case 'tokens create': {
       const v = parse(args, ['user', 'name']);
       const userId = await existingUser(services, v);
@@ -177,27 +199,13 @@ export async function runOperatorCommand(services: OperatorServices, argv: strin
       const p = product(v);
       const plan = findPlan(p, need(v, 'plan'));
       if (!plan) throw new UsageError(`--plan must be one of ${PLANS[p].map((x) => x.name).join(', ')} for ${p}.`);
-      const balance = await services.ledger.setTo(userId, p, plan.credits, 'renew', plan.name);
-      return { user: userId, product: p, plan: plan.name, balance };
+      return assignPlan(services.ledger, userId, p, plan);
     }
     case 'plans renew': {
       const v = parse(args, ['user', 'product']);
       const userId = v.user === undefined ? null : await existingUser(services, v);
       const onlyProduct = v.product === undefined ? null : product(v);
-      const subscribed = await services.db.query<{ user_id: number; product: Product; plan: string }>(
-        `SELECT user_id, product, plan FROM balances
-          WHERE plan IS NOT NULL AND ($1::bigint IS NULL OR user_id = $1) AND ($2::text IS NULL OR product = $2)
-          ORDER BY user_id, product`,
-        [userId, onlyProduct],
-      );
-      const renewed = [];
-      for (const row of subscribed) {
-        const plan = findPlan(row.product, row.plan);
-        if (!plan) continue;
-        const balance = await services.ledger.setTo(Number(row.user_id), row.product, plan.credits, 'renew');
-        renewed.push({ user: Number(row.user_id), product: row.product, plan: plan.name, balance });
-      }
-      return { renewed };
+      return { renewed: await renewPlans(services.ledger, { userId, product: onlyProduct }) };
     }
     case 'prices list':
       parse(args, []);

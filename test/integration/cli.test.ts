@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freshPostgresDatabase } from '../support/service.ts';
+import { listMigrations } from '../../src/storage/migrate.ts';
 
 const BIN = new URL('../../bin/gleaner', import.meta.url).pathname;
 const SANCTUM_TOKEN = /^\d+\|[A-Za-z0-9]{40}$/;
@@ -125,6 +126,8 @@ describe('gleaner CLI on the embedded database', () => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gleaner-cli-'));
   const env = { DATA_DIR: dataDir };
   const lockFile = path.join(dataDir, 'gleaner.lock');
+  /** The pid the lock file names (it holds JSON: pid, start time, boot id, host). */
+  const lockPid = (): number => JSON.parse(readFileSync(lockFile, 'utf8')).pid;
   let server: Server | undefined;
   let owner: { id: number; token: string; secretKey: string };
 
@@ -145,7 +148,7 @@ describe('gleaner CLI on the embedded database', () => {
       lockWatch = setInterval(() => {
         let holder: string;
         try {
-          holder = readFileSync(lockFile, 'utf8');
+          holder = String(lockPid());
         } catch {
           holder = 'missing';
         }
@@ -175,7 +178,7 @@ describe('gleaner CLI on the embedded database', () => {
     });
 
     test('the lock file holds the server pid', () => {
-      assert.equal(readFileSync(lockFile, 'utf8'), String(server!.child.pid));
+      assert.equal(lockPid(), server!.child.pid);
     });
 
     test('credits granted through the CLI show on GET /me at once', async () => {
@@ -184,7 +187,7 @@ describe('gleaner CLI on the embedded database', () => {
       const me = await getMe(server!, owner.token);
       assert.equal(me.body.user.credits, 250);
       assert.equal(me.body.user.balances.scraping, 250);
-      assert.equal(readFileSync(lockFile, 'utf8'), String(server!.child.pid), 'the server still holds the lock');
+      assert.equal(lockPid(), server!.child.pid, 'the server still holds the lock');
     });
 
     test('a user created through the CLI can call the server; a token revoked through the CLI is refused at once', async () => {
@@ -225,6 +228,41 @@ describe('gleaner CLI on the embedded database', () => {
       const renewed = await ok(env, 'plans', 'renew', '--user', String(owner.id));
       assert.deepEqual(renewed, { renewed: [{ user: owner.id, product: 'extraction', plan: 'growth', balance: 55_000 }] });
       assert.equal((await getMe(server!, owner.token)).body.user.balances.extraction, 55_000);
+    });
+
+    test('users link-stripe and unlink-stripe through the server: one customer per user, shown by users list', async () => {
+      // The user created by the test above.
+      const other = (await ok(env, 'users', 'list')).find((u: any) => u.email === 'live@example.com');
+      assert.deepEqual(await ok(env, 'users', 'link-stripe', '--user', String(owner.id), '--customer', 'cus_Owner1'), {
+        user: owner.id,
+        stripe_customer: 'cus_Owner1',
+      });
+      // Linking again is harmless; a customer already linked to another user is refused.
+      assert.deepEqual(await ok(env, 'users', 'link-stripe', '--user', String(owner.id), '--customer', 'cus_Owner1'), {
+        user: owner.id,
+        stripe_customer: 'cus_Owner1',
+      });
+      const taken = await gleaner(env, 'users', 'link-stripe', '--user', String(other.id), '--customer', 'cus_Owner1', '--json');
+      assert.equal(taken.code, 1);
+      assert.deepEqual(taken.json, { error: `The Stripe customer cus_Owner1 is already linked to user ${owner.id}.` });
+      const bad = await gleaner(env, 'users', 'link-stripe', '--user', String(other.id), '--customer', 'sk_live_123', '--json');
+      assert.equal(bad.code, 2);
+      assert.match(bad.json.error, /^--customer must be a Stripe customer id such as cus_\w+ \(got "sk_live_123"\)\.$/);
+      const missing = await gleaner(env, 'users', 'link-stripe', '--user', String(other.id), '--json');
+      assert.equal(missing.code, 2);
+      assert.deepEqual(missing.json, { error: '--customer is required.' });
+
+      const listed = await ok(env, 'users', 'list');
+      assert.equal(listed.find((u: any) => u.id === owner.id).stripe_customer, 'cus_Owner1');
+      assert.equal(listed.find((u: any) => u.id === other.id).stripe_customer, null);
+
+      assert.deepEqual(await ok(env, 'users', 'unlink-stripe', '--user', String(owner.id)), { user: owner.id, stripe_customer: null, previous: 'cus_Owner1' });
+      assert.deepEqual(await ok(env, 'users', 'unlink-stripe', '--user', String(owner.id)), { user: owner.id, stripe_customer: null, previous: null });
+      // Free again: the other user may take it.
+      assert.deepEqual(await ok(env, 'users', 'link-stripe', '--user', String(other.id), '--customer', 'cus_Owner1'), {
+        user: other.id,
+        stripe_customer: 'cus_Owner1',
+      });
     });
 
     test('the admin socket runs one command per connection, whatever the client sends after it', async () => {
@@ -278,7 +316,7 @@ describe('gleaner CLI on the embedded database', () => {
     test('the server held the lock throughout and stops cleanly, releasing it', async () => {
       clearInterval(lockWatch);
       assert.deepEqual(lockSamples, [], 'the lock never named another process');
-      assert.equal(readFileSync(lockFile, 'utf8'), String(server!.child.pid));
+      assert.equal(lockPid(), server!.child.pid);
       assert.equal(await server!.stop(), 0);
       assert.equal(existsSync(lockFile), false);
       server = undefined;
@@ -331,6 +369,18 @@ describe('gleaner CLI on the embedded database', () => {
         { product: 'extraction', balance: 0, held: 0, plan: null },
         { product: 'scraping', balance: 10_000, held: 0, plan: 'starter' },
       ]);
+    });
+
+    test('users link-stripe works directly on the database; an unknown user exits 1', async () => {
+      assert.deepEqual(await ok(env, 'users', 'link-stripe', '--user', String(userId), '--customer', 'cus_Direct2'), {
+        user: userId,
+        stripe_customer: 'cus_Direct2',
+      });
+      const listed = await ok(env, 'users', 'list');
+      assert.equal(listed.find((u: any) => u.id === userId).stripe_customer, 'cus_Direct2');
+      const unknown = await gleaner(env, 'users', 'link-stripe', '--user', '4242', '--customer', 'cus_Direct3', '--json');
+      assert.equal(unknown.code, 1);
+      assert.deepEqual(unknown.json, { error: 'There is no user 4242.' });
     });
 
     test('tokens create and revoke', async () => {
@@ -425,7 +475,7 @@ describe('gleaner CLI on PostgreSQL (DATABASE_URL)', { skip: postgresSkip }, () 
   });
 
   test('migrate, users create, credits grant and show work directly', async () => {
-    assert.deepEqual(await ok(env, 'migrate'), { applied: ['0001_platform'] });
+    assert.deepEqual(await ok(env, 'migrate'), { applied: listMigrations().map((m) => m.version) });
     const created = await ok(env, 'users', 'create', '--name', 'Pg', '--email', 'pg@example.com');
     assert.match(created.token, SANCTUM_TOKEN);
     assert.ok(created.secret_key.length >= 48);
