@@ -136,6 +136,8 @@ describe('PDF extractor', () => {
   test('options are validated', () => {
     assert.throws(() => createPdfExtractor({ threads: 0 }), RangeError);
     assert.throws(() => createPdfExtractor({ timeoutMs: 0 }), RangeError);
+    // Below the minimum V8 aborts the whole process when the thread starts: refused up front.
+    assert.throws(() => createPdfExtractor({ maxHeapMb: 8 }), /maxHeapMb must be ≥ 64/);
   });
 });
 

@@ -37,6 +37,13 @@ export const PDF_EXTRACTOR_DEFAULTS = {
   maxHeapMb: 1024,
 } as const;
 
+/**
+ * The smallest heap limit accepted. Below a few MB V8 cannot even start the thread and aborts the
+ * whole process (a fatal error, not a catchable one); below ~16 MB ordinary one-page documents
+ * already fail. 64 MB leaves room for pdf.js and a modest document.
+ */
+export const MIN_PDF_HEAP_MB = 64;
+
 const WORKER_FILE = new URL('./worker.ts', import.meta.url).href;
 
 export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtractor {
@@ -47,6 +54,7 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
   if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`threads must be an integer ≥ 1 (got ${threads})`);
   if (!(timeoutMs > 0)) throw new RangeError(`timeoutMs must be > 0 (got ${timeoutMs})`);
   if (!(maxPages >= 0)) throw new RangeError(`maxPages must be ≥ 0 (got ${maxPages})`);
+  if (!(maxHeapMb >= MIN_PDF_HEAP_MB)) throw new RangeError(`maxHeapMb must be ≥ ${MIN_PDF_HEAP_MB} (got ${maxHeapMb})`);
 
   const pool = new Piscina<PooledPdfTask, PdfTaskOutcome>({
     filename: WORKER_FILE,
