@@ -31,18 +31,35 @@ export interface Services {
 }
 
 export async function createPlatformServices(config: Config, options: { migrate?: boolean } = {}): Promise<Services> {
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  // What has been opened so far, closed in reverse if a later step fails: a start that fails
+  // (a bad setting, an unreachable Redis) must not leave a connection that keeps the process alive.
+  const opened: Array<() => Promise<void> | void> = [];
+  // Each is closed once, all of them even if one fails; the first failure is reported.
+  const closeOpened = async () => {
+    let failure: unknown;
+    for (const close of opened.splice(0).reverse()) {
+      await Promise.resolve().then(close).catch((error: unknown) => (failure ??= error));
+    }
+    if (failure !== undefined) throw failure;
+  };
   try {
+    const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    opened.push(() => db.close());
     if (options.migrate !== false) await migrate(db);
     let redis: Redis | undefined;
     if (config.redisUrl) {
       const { Redis } = await import('ioredis');
-      redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: true });
-      await redis.connect();
+      const client = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: true });
+      opened.push(() => client.disconnect());
+      await client.connect();
+      redis = client;
     }
     const throttleStore = redis ? new RedisThrottleStore(redis, `${config.redisPrefix}throttle:`) : new MemoryThrottleStore();
+    opened.push(() => throttleStore.close());
     const outbound = createOutboundClient(config.outbound);
+    opened.push(() => outbound.close());
     const capabilities = await createCapabilities(config, { outbound, redis });
+    opened.push(() => capabilities.close());
     return {
       config,
       db,
@@ -54,16 +71,10 @@ export async function createPlatformServices(config: Config, options: { migrate?
       redis,
       outbound,
       capabilities,
-      async close() {
-        await capabilities.close();
-        await outbound.close();
-        await throttleStore.close();
-        redis?.disconnect();
-        await db.close();
-      },
+      close: closeOpened,
     };
   } catch (error) {
-    await db.close().catch(() => {});
+    await closeOpened().catch(() => {});
     throw error;
   }
 }

@@ -63,8 +63,15 @@ export async function startTestService(envOverrides: Record<string, string> = {}
     ...(process.env.TEST_REDIS_URL ? { REDIS_URL: process.env.TEST_REDIS_URL, REDIS_PREFIX: `gleaner-test-${randomBytes(4).toString('hex')}:` } : {}),
     ...envOverrides,
   };
-  const config = loadConfig(env);
-  const running = await startService(config, { logger: false, ...options });
+  let running: RunningService;
+  try {
+    running = await startService(loadConfig(env), { logger: false, ...options });
+  } catch (error) {
+    // A start expected to fail leaves no database or directory behind.
+    await database?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
 
   const service: TestService = {
     ...running,
