@@ -127,6 +127,21 @@ describe('batched settlements', () => {
     await ledgerAgrees(user.id);
   });
 
+  test('a settlement sent again (a batch retried after its commit) charges nothing more and keeps the first history row', async () => {
+    const user = await service.user({ scraping: 20 });
+    await ledger.hold({ requestId: 'retried', userId: user.id, product: 'scraping', min: 5, max: 5 });
+    assert.equal(await ledger.settle('retried', 5, history(user.id, 'retried')), 5);
+    assert.equal(await ledger.settle('retried', 5, history(user.id, 'retried')), 0);
+    await ledger.record(history(user.id, 'retried', 500));
+    assert.equal(await ledger.balance(user.id, 'scraping'), 15);
+    const rows = await service.services.db.query<{ status: number; credits: number }>(
+      'SELECT status, credits FROM request_history WHERE request_id = $1',
+      ['retried'],
+    );
+    assert.deepEqual(rows.map((r) => [r.status, r.credits]), [[200, 5]]);
+    await ledgerAgrees(user.id);
+  });
+
   test('many concurrent hold-and-settle cycles on one balance never overdraw and the ledger agrees', async () => {
     const user = await service.user({ scraping: 50 });
     const shared = service.services.ledger; // the server's own ledger, with its default concurrency

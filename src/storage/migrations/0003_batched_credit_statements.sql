@@ -3,6 +3,10 @@
 -- Both functions lock balance rows in (user_id, product) order, so concurrent batches (in one
 -- process or several) never deadlock on each other.
 
+-- A request has one history row. A batch retried after an ambiguous failure (the connection
+-- dropped after the commit) finds its holds already settled and must not record them twice.
+CREATE UNIQUE INDEX request_history_request_id ON request_history (request_id);
+
 -- Holds up to p_maxs[i] credits (at least p_mins[i], and at least 1) for each request, in array
 -- order per balance: the same answer as holding them one by one. Returns the requests that got
 -- a hold and how much; a request missing from the answer was refused.
@@ -63,7 +67,7 @@ END
 $$;
 
 -- Settles holds (keeps LEAST(charge, held), returns the rest to the balance) and records history
--- rows, in one transaction. A hold already settled or swept is simply not found: nothing is
+-- rows (a request already recorded keeps its row), in one transaction. A hold already settled or swept is simply not found: nothing is
 -- charged twice. History rows take the credits charged for their request (0 without a hold).
 -- Returns the settled requests and what each was charged.
 CREATE FUNCTION gleaner_settle_batch(
@@ -110,7 +114,8 @@ BEGIN
     FROM unnest(h_user_ids, h_request_ids, h_methods, h_endpoints, h_products, h_statuses, h_durations, h_params)
            WITH ORDINALITY AS x(u, id, method, endpoint, p, status, duration, params, ord)
     LEFT JOIN unnest(ids, charges) AS s(id, charged) ON s.id = x.id
-   ORDER BY x.ord;
+   ORDER BY x.ord
+  ON CONFLICT (request_id) DO NOTHING;
 
   RETURN QUERY SELECT s.id, s.charged FROM unnest(ids, charges) AS s(id, charged);
 END
