@@ -327,3 +327,22 @@ test('an empty transfer list is no transfer', async () => {
   const copy = await roundTrip({ a: [1, 2] }, []);
   assert.deepEqual(copy, { a: [1, 2] });
 });
+
+test('a listener that throws does not keep the message from the others; its error is still reported as uncaught', async () => {
+  // In a child process: the error surfaces as an uncaught exception, which would fail this runner.
+  const { spawnSync } = await import('node:child_process');
+  const portModule = new URL('../../src/extract/pdf/in-thread-port.ts', import.meta.url).href;
+  const script = `
+    const { InThreadPort } = await import(${JSON.stringify(portModule)});
+    const port = new InThreadPort();
+    const seen = [];
+    process.on('uncaughtException', (error) => seen.push('uncaught ' + error.message));
+    port.addEventListener('message', () => { throw new Error('first listener failed'); });
+    port.addEventListener('message', (event) => seen.push('second got ' + event.data));
+    port.postMessage('m');
+    setImmediate(() => console.log(JSON.stringify(seen)));
+  `;
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+  assert.equal(child.status, 0, child.stderr);
+  assert.deepEqual(JSON.parse(child.stdout), ['second got m', 'uncaught first listener failed']);
+});

@@ -80,7 +80,17 @@ export class InThreadPort {
   postMessage(data: unknown, transfer?: Transferable[]): void {
     const event = { data: copyMessage(data, transfer) };
     this.#settled.then(() => {
-      for (const listener of this.#listeners.keys()) listener.call(this, event);
+      for (const listener of this.#listeners.keys()) {
+        // As an EventTarget does: a listener that throws does not keep the message from the
+        // others, and its error is still reported (uncaught, as it would be from a real port).
+        try {
+          listener.call(this, event);
+        } catch (error) {
+          queueMicrotask(() => {
+            throw error;
+          });
+        }
+      }
     });
   }
 
