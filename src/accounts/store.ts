@@ -122,6 +122,12 @@ export class AccountStore {
     return row.n;
   }
 
+  /** Read on every operator call: taking the owner flag away takes effect at once. */
+  async isOwner(userId: number): Promise<boolean> {
+    const [row] = await this.db.query<{ is_owner: boolean }>('SELECT is_owner FROM users WHERE id = $1', [userId]);
+    return row?.is_owner === true;
+  }
+
   async userExists(userId: number): Promise<boolean> {
     return (await this.db.query('SELECT 1 FROM users WHERE id = $1', [userId])).length > 0;
   }

@@ -7,6 +7,7 @@ import type { Endpoint } from './types.ts';
 import { getMe, listRequests, patchMe } from './account.ts';
 import { searchEndpoint } from './search.ts';
 import { imageEndpoint, pdfEndpoint } from './extraction.ts';
+import { ADMIN_ENDPOINTS } from './admin.ts';
 
 export const ENDPOINTS: readonly Endpoint[] = [
   searchEndpoint as Endpoint,
@@ -15,4 +16,5 @@ export const ENDPOINTS: readonly Endpoint[] = [
   getMe,
   patchMe,
   listRequests,
+  ...ADMIN_ENDPOINTS,
 ];

@@ -44,6 +44,7 @@ export interface EndpointResult {
 
 export interface Endpoint<I = Record<string, any>> {
   method: HttpMethod;
+  /** OpenAPI style: path parameters in braces (`/admin/users/{user}`), each a schema field with `in: 'path'`. */
   path: string;
   summary: string;
   description?: string;
@@ -56,6 +57,8 @@ export interface Endpoint<I = Record<string, any>> {
     cost(input: I, prices: PriceTable): CostRange | number;
   };
   throttle?: { maxAttempts: number; windowSeconds: number; per: 'user' | 'token' };
+  /** `owner`: only tokens of an owner account (the operator) may call it; others get 403. */
+  access?: 'owner';
   /** Recorded in request history (every /v1 route). */
   history: boolean;
   handler(context: EndpointContext<I>): Promise<EndpointResult>;

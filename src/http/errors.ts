@@ -19,6 +19,7 @@ export type FieldErrors = Record<string, string[]>;
 
 export const MESSAGES = {
   unauthenticated: 'Unauthenticated.',
+  unauthorized: 'This action is unauthorized.',
   invalid: 'The given data was invalid.',
   insufficientCredits: 'You do not have enough credits to perform this action.',
   domainNotSupported: 'Domain not supported',
@@ -44,6 +45,8 @@ export const httpErrors = {
   fieldInvalid: (field: string, message: string) =>
     new HttpError(422, { message: MESSAGES.invalid, errors: { [field]: [message] } }),
   insufficientCredits: () => new HttpError(403, { message: MESSAGES.insufficientCredits }),
+  /** Laravel's AuthorizationException: the token is valid but may not do this. */
+  unauthorized: () => new HttpError(403, { message: MESSAGES.unauthorized }),
   domainNotSupported: () => new HttpError(403, { message: MESSAGES.domainNotSupported }),
   badRequest: (message: string) => new HttpError(400, { message }),
   notFound: (message: string = MESSAGES.notFound) => new HttpError(404, { message }),

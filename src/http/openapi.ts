@@ -1,5 +1,5 @@
 /** The OpenAPI 3.1 document, generated from the endpoint table's schemas. */
-import { toJsonSchema } from '../validation/schema.ts';
+import { pathParameters, toJsonSchema } from '../validation/schema.ts';
 import type { Endpoint } from '../endpoints/types.ts';
 
 const messageBody = (example: string) => ({
@@ -11,6 +11,7 @@ const COMMON_ERRORS: Record<number, { description: string; example: string }> = 
   401: { description: 'Missing, malformed, unknown or revoked token.', example: 'Unauthenticated.' },
   403: { description: 'The balance is lower than the cost.', example: 'You do not have enough credits to perform this action.' },
   404: { description: 'Nothing was found.', example: 'Not found.' },
+  409: { description: 'It conflicts with what exists (see the message).', example: 'The Stripe customer cus_NffrFeUfNV2Hib is already linked to user 2.' },
   429: { description: 'Too many attempts in the window; see Retry-After.', example: 'Too Many Attempts.' },
   502: { description: 'The upstream did not answer usefully; nothing was charged.', example: 'The search engine did not answer, please retry.' },
   503: { description: 'Every worker is busy and the queue is full; nothing was charged. Retry after Retry-After seconds.', example: 'The server is busy, please retry shortly.' },
@@ -39,6 +40,9 @@ export function buildOpenApi(endpoints: readonly Endpoint[], info: { version: st
       const known = COMMON_ERRORS[status];
       if (known) responses[status] = { description: known.description, content: messageBody(known.example) };
     }
+    if (endpoint.access === 'owner') {
+      responses[403] = { description: 'The token is not an owner account\'s.', content: messageBody('This action is unauthorized.') };
+    }
     const operation: Record<string, unknown> = {
       summary: endpoint.summary,
       description: [
@@ -52,12 +56,14 @@ export function buildOpenApi(endpoints: readonly Endpoint[], info: { version: st
       security: [{ bearer: [] }],
       responses,
     };
+    const parameters: Array<Record<string, unknown>> = pathParameters(endpoint.schema).map((p) => ({ ...p, in: 'path', required: true }));
+    const props = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
     if (endpoint.input === 'body') {
-      operation.requestBody = { required: true, content: { 'application/json': { schema } } };
+      if (Object.keys(props).length) operation.requestBody = { required: !!schema.required, content: { 'application/json': { schema } } };
     } else {
-      const props = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
-      operation.parameters = Object.entries(props).map(([name, property]) => ({ name, in: 'query', required: false, schema: property }));
+      parameters.push(...Object.entries(props).map(([name, property]) => ({ name, in: 'query', required: false, schema: property })));
     }
+    if (parameters.length) operation.parameters = parameters;
     (paths[endpoint.path] ??= {})[endpoint.method.toLowerCase()] = operation;
   }
   return {

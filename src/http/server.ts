@@ -80,16 +80,27 @@ export async function buildServer(services: Services, options: ServerOptions): P
   });
 
   // Laravel answers 405 (with Allow) when the path exists under other methods, else 404.
-  const methodsByPath = new Map<string, string[]>();
+  // Paths are OpenAPI templates: `{user}` matches one path segment.
+  const methodsByPath = new Map<string, { pattern: RegExp; methods: string[] }>();
   const allow = (path: string, method: string) => {
-    const list = methodsByPath.get(path) ?? [];
-    if (method === 'GET') list.push('GET', 'HEAD');
-    else list.push(method);
-    methodsByPath.set(path, list);
+    let entry = methodsByPath.get(path);
+    if (!entry) {
+      const pattern = new RegExp(`^${path.split(/\{[^/}]+\}/).map(escapeRegExp).join('[^/]+')}$`);
+      entry = { pattern, methods: [] };
+      methodsByPath.set(path, entry);
+    }
+    if (method === 'GET') entry.methods.push('GET', 'HEAD');
+    else entry.methods.push(method);
+  };
+  const allowedMethods = (path: string): string[] | undefined => {
+    const exact = methodsByPath.get(path);
+    if (exact) return exact.methods;
+    const methods = [...methodsByPath.values()].filter((e) => e.pattern.test(path)).flatMap((e) => e.methods);
+    return methods.length ? [...new Set(methods)] : undefined;
   };
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0].replace(/\/+$/, '') || '/';
-    const methods = methodsByPath.get(path);
+    const methods = allowedMethods(path);
     if (methods) {
       reply
         .code(405)
@@ -104,7 +115,7 @@ export async function buildServer(services: Services, options: ServerOptions): P
     allow(endpoint.path, endpoint.method);
     app.route({
       method: endpoint.method,
-      url: endpoint.path,
+      url: endpoint.path.replace(/\{([^/}]+)\}/g, ':$1'),
       handler: (request, reply) => runEndpoint(endpoint, request, reply, services, inFlight),
     });
   }
@@ -143,4 +154,8 @@ export async function buildServer(services: Services, options: ServerOptions): P
       return app.close();
     },
   };
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

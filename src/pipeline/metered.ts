@@ -49,10 +49,12 @@ export function bearerToken(request: FastifyRequest): string | null {
 
 function rawInput(endpoint: Endpoint, request: FastifyRequest): Record<string, unknown> {
   const query = (request.query ?? {}) as Record<string, unknown>;
-  if (endpoint.input === 'query') return { ...query };
+  // Path parameters win: a body cannot redirect a call to another user than its URL names.
+  const params = (request.params ?? {}) as Record<string, unknown>;
+  if (endpoint.input === 'query') return { ...query, ...params };
   const body = request.body;
   const fields = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
-  return { ...query, ...fields };
+  return { ...query, ...fields, ...params };
 }
 
 export function routeUrl(request: FastifyRequest, path: string): string {
@@ -70,6 +72,7 @@ export async function runEndpoint(
   const bearer = bearerToken(request);
   const user = bearer ? await services.accounts.authenticate(bearer) : null;
   if (!user) throw httpErrors.unauthenticated();
+  if (endpoint.access === 'owner' && !(await services.accounts.isOwner(user.id))) throw httpErrors.unauthorized();
 
   const requestId = request.id;
   const controller = new AbortController();

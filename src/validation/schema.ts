@@ -13,6 +13,8 @@ export interface Field {
   example?: unknown;
   /** Never stored in request history (secrets, raw bodies). */
   secret?: boolean;
+  /** Taken from the route's path (`/admin/users/{user}`), not from the body or query. */
+  in?: 'path';
 }
 
 export interface Schema {
@@ -93,10 +95,12 @@ export function publicParams(schema: Schema | undefined, value: Record<string, u
   return Object.fromEntries(Object.entries(value).filter(([name]) => !schema.fields[name]?.secret));
 }
 
+/** The JSON Schema of the body or query fields (path parameters are described apart). */
 export function toJsonSchema(schema: Schema): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
   const requiredFields: string[] = [];
   for (const [name, field] of Object.entries(schema.fields)) {
+    if (field.in === 'path') continue;
     const property: JsonSchema = {};
     for (const rule of field.rules) {
       if (rule.name === 'required') requiredFields.push(name);
@@ -108,4 +112,15 @@ export function toJsonSchema(schema: Schema): JsonSchema {
     properties[name] = property;
   }
   return { type: 'object', properties, ...(requiredFields.length ? { required: requiredFields } : {}) };
+}
+
+/** The route's path parameters, for the API description. */
+export function pathParameters(schema: Schema): Array<{ name: string; schema: JsonSchema; description?: string }> {
+  return Object.entries(schema.fields)
+    .filter(([, field]) => field.in === 'path')
+    .map(([name, field]) => {
+      const property: JsonSchema = {};
+      for (const rule of field.rules) rule.describe?.(property);
+      return { name, schema: property, ...(field.description ? { description: field.description } : {}) };
+    });
 }
