@@ -195,6 +195,26 @@ export class AccountStore {
     }
   }
 
+  /**
+   * Replaces an active token with a new one of the same user and name, in one transaction: the
+   * old token stops working as the new one starts. Null when there is no such active token.
+   */
+  async rotateToken(tokenId: number): Promise<{ id: number; user: number; token: string; replaced: number } | null> {
+    try {
+      return await this.db.transaction(async (tx) => {
+        const [old] = await tx.query<{ user_id: number; name: string }>(
+          'UPDATE api_tokens SET revoked_at = clock_timestamp() WHERE id = $1 AND revoked_at IS NULL RETURNING user_id, name',
+          [tokenId],
+        );
+        if (!old) return null;
+        const token = await insertToken(tx, Number(old.user_id), old.name);
+        return { id: Number(token.split('|')[0]), user: Number(old.user_id), token, replaced: tokenId };
+      });
+    } finally {
+      this.forget(tokenId);
+    }
+  }
+
   async listTokens(userId: number) {
     return this.db.query<{ id: number; name: string; created_at: string; last_used_at: string | null; revoked_at: string | null }>(
       `SELECT id, name, ${isoColumn('created_at')} AS created_at, ${isoColumn('last_used_at')} AS last_used_at,

@@ -135,6 +135,21 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
       return { revoked: input.token };
     },
   }),
+  admin<{ token: number }>({
+    method: 'POST',
+    path: '/admin/tokens/{token}/rotate',
+    summary: 'Rotate a token',
+    description: 'Revokes the token and issues a new one of the same user and name, in one step. The new plain token is shown once.',
+    fields: { token: { in: 'path', rules: [required(), integer(), min(1), max(MAX_ID)], description: 'Token id (the part before `|`).', example: 8 } },
+    status: 201,
+    errors: [404],
+    example: { id: 9, user: 2, token: '9|Qw7...', replaced: 8 },
+    handler: async ({ input, services }) => {
+      const rotated = await services.accounts.rotateToken(input.token);
+      if (!rotated) throw httpErrors.notFound(`There is no active token ${input.token}.`);
+      return rotated;
+    },
+  }),
   admin<{ user: number }>({
     method: 'GET',
     path: '/admin/users/{user}/credits',

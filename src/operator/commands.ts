@@ -29,6 +29,7 @@ export const USAGE = `Usage: gleaner <command> [options] [--json]
   tokens create --user <id> [--name <label>]              issue another token
   tokens list --user <id>
   tokens revoke --token-id <id>
+  tokens rotate --token-id <id>                           replace a token by a new one (same user and name)
   credits grant --user <id> --product <p> --amount <n>    add credits
   credits set --user <id> --product <p> --amount <n>      set the balance
   credits show --user <id>
@@ -92,6 +93,7 @@ const COMMANDS = new Set([
   'tokens create',
   'tokens list',
   'tokens revoke',
+  'tokens rotate',
   'credits grant',
   'credits set',
   'credits show',
@@ -167,6 +169,13 @@ export async function runOperatorCommand(services: OperatorServices, argv: strin
       const id = wholeNumber(v, 'token-id', { min: 1 });
       if (!(await services.accounts.revokeToken(id))) throw new OperatorError(`There is no active token ${id}.`);
       return { revoked: id };
+    }
+    case 'tokens rotate': {
+      const v = parse(args, ['token-id']);
+      const id = wholeNumber(v, 'token-id', { min: 1 });
+      const rotated = await services.accounts.rotateToken(id);
+      if (!rotated) throw new OperatorError(`There is no active token ${id}.`);
+      return rotated;
     }
     case 'credits grant':
     case 'credits set': {

@@ -89,6 +89,20 @@ describe('users and tokens', () => {
     assert.deepEqual(again.body, { message: `There is no active token ${issued.body.id}.` });
   });
 
+  test('rotate a token: the old one stops, the new one (same name) works', async () => {
+    const user = await service.user();
+    const issued = await asOwner('POST', `/admin/users/${user.id}/tokens`, { name: 'deploy' });
+    const rotated = await asOwner('POST', `/admin/tokens/${issued.body.id}/rotate`);
+    assert.equal(rotated.status, 201);
+    assert.deepEqual([rotated.body.user, rotated.body.replaced], [user.id, issued.body.id]);
+    assert.equal((await service.call('GET', '/me', { token: issued.body.token })).status, 401);
+    assert.equal((await service.call('GET', '/me', { token: rotated.body.token })).status, 200);
+    const tokens = await asOwner('GET', `/admin/users/${user.id}/tokens`);
+    const current = tokens.body.data.find((t: { id: number }) => t.id === rotated.body.id);
+    assert.deepEqual([current.name, current.revoked_at], ['deploy', null]);
+    assert.equal((await asOwner('POST', `/admin/tokens/${issued.body.id}/rotate`)).status, 404);
+  });
+
   test('unknown and malformed user ids: 404 and 422', async () => {
     const unknown = await asOwner('GET', '/admin/users/999999/tokens');
     assert.equal(unknown.status, 404);

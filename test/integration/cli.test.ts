@@ -383,11 +383,21 @@ describe('gleaner CLI on the embedded database', () => {
       assert.deepEqual(unknown.json, { error: 'There is no user 4242.' });
     });
 
-    test('tokens create and revoke', async () => {
-      const created = await ok(env, 'tokens', 'create', '--user', String(userId));
+    test('tokens create, rotate and revoke', async () => {
+      const created = await ok(env, 'tokens', 'create', '--user', String(userId), '--name', 'deploy');
       assert.match(created.token, SANCTUM_TOKEN);
       assert.equal(created.user, userId);
-      assert.deepEqual(await ok(env, 'tokens', 'revoke', '--token-id', String(created.id)), { revoked: created.id });
+      const rotated = await ok(env, 'tokens', 'rotate', '--token-id', String(created.id));
+      assert.match(rotated.token, SANCTUM_TOKEN);
+      assert.deepEqual([rotated.user, rotated.replaced], [userId, created.id]);
+      assert.notEqual(rotated.id, created.id);
+      const tokens = await ok(env, 'tokens', 'list', '--user', String(userId));
+      const byId = new Map(tokens.map((t: any) => [t.id, t]));
+      assert.ok((byId.get(created.id) as any).revoked_at, 'the old token is revoked');
+      assert.deepEqual([(byId.get(rotated.id) as any).name, (byId.get(rotated.id) as any).revoked_at], ['deploy', null]);
+      const again = await gleaner(env, 'tokens', 'rotate', '--token-id', String(created.id), '--json');
+      assert.equal(again.code, 1);
+      assert.deepEqual(await ok(env, 'tokens', 'revoke', '--token-id', String(rotated.id)), { revoked: rotated.id });
     });
 
     test('prices set and list', async () => {
