@@ -19,6 +19,7 @@ const MAX_ID = Number.MAX_SAFE_INTEGER;
 const STRIPE_CUSTOMER = /^cus_[A-Za-z0-9]+$/;
 
 const userParam: Field = { in: 'path', rules: [required(), integer(), min(1), max(MAX_ID)], description: 'User id.', example: 2 };
+const tokenParam: Field = { in: 'path', rules: [required(), integer(), min(1), max(MAX_ID)], description: 'Token id (the part before `|`).', example: 8 };
 const productField = (where?: 'path'): Field => ({ ...(where ? { in: where } : {}), rules: [required(), string(), oneOf(PRODUCTS)], example: 'scraping' });
 
 function admin<I>(row: {
@@ -127,7 +128,7 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     path: '/admin/tokens/{token}',
     summary: 'Revoke a token',
     description: 'Refused at once by every server process.',
-    fields: { token: { in: 'path', rules: [required(), integer(), min(1), max(MAX_ID)], description: 'Token id (the part before `|`).', example: 8 } },
+    fields: { token: tokenParam },
     errors: [404],
     example: { revoked: 8 },
     handler: async ({ input, services }) => {
@@ -140,7 +141,7 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     path: '/admin/tokens/{token}/rotate',
     summary: 'Rotate a token',
     description: 'Revokes the token and issues a new one of the same user and name, in one step. The new plain token is shown once.',
-    fields: { token: { in: 'path', rules: [required(), integer(), min(1), max(MAX_ID)], description: 'Token id (the part before `|`).', example: 8 } },
+    fields: { token: tokenParam },
     status: 201,
     errors: [404],
     example: { id: 9, user: 2, token: '9|Qw7...', replaced: 8 },
