@@ -10,6 +10,7 @@ import {
   defaultSearchEngines,
   readSearchSettings,
 } from '../../src/adapters/search/index.ts';
+import { upstreamWindow } from '../../src/adapters/search/chain.ts';
 import type { SearchCache, SearchChainOptions, SearchRequest } from '../../src/adapters/search/index.ts';
 import type { EngineName, UpstreamRequest, UpstreamResponse } from '../../src/adapters/search/types.ts';
 import { SERP_FIXTURES, fixtureResults, type FixturePage } from '../support/search-fixtures.ts';
@@ -122,7 +123,7 @@ describe('search chain: one engine answers', () => {
     assert.match(String(call.request.headers?.Cookie), /_EDGE_CD=/);
   });
 
-  test('per_page > 10 fans out ceil(per_page/10) upstream pages concurrently, from (page-1)*span+1', async () => {
+  test('per_page > 10 fans out to the upstream pages holding the window, concurrently', async () => {
     const expected = 3;
     let arrived = 0;
     let release!: () => void;
@@ -139,12 +140,38 @@ describe('search chain: one engine answers', () => {
     const outcome = await searchChain.search({ ...request, page: 2, perPage: 25 });
     clearTimeout(safety);
     assert.equal(maxInFlight(), expected);
-    assert.deepEqual(calls.map((call) => call.page).sort(), [4, 5, 6]);
+    // Results 26–50: upstream pages 3 (21–30, the first 5 skipped), 4 and 5.
+    assert.deepEqual(calls.map((call) => call.page).sort(), [3, 4, 5]);
     assert.equal(outcome.kind, 'results');
     const titles = outcome.kind === 'results' ? outcome.results.map((result) => result.title) : [];
     assert.equal(titles.length, 25);
-    assert.equal(titles[0], 'bing result 31');
-    assert.equal(titles[24], 'bing result 55');
+    assert.equal(titles[0], 'bing result 26');
+    assert.equal(titles[24], 'bing result 50');
+  });
+
+  test('paging with a per_page that is not a multiple of 10 neither skips nor repeats results', async () => {
+    const { searchChain, calls } = chain((engine, page) => resultsPage(engine, page));
+    const seen: string[] = [];
+    for (const page of [1, 2, 3]) {
+      const outcome = await searchChain.search({ ...request, page, perPage: 15 });
+      assert.equal(outcome.kind, 'results');
+      if (outcome.kind === 'results') seen.push(...outcome.results.map((result) => result.title));
+    }
+    assert.deepEqual(seen, Array.from({ length: 45 }, (_, i) => `bing result ${i + 1}`));
+    // page 1: upstream 1–2; page 2 (16–30): 2–3; page 3 (31–45): 4–5.
+    assert.deepEqual(calls.map((call) => call.page), [1, 2, 2, 3, 4, 5]);
+  });
+
+  test('upstreamWindow: the pages that hold the window and the results before it', () => {
+    assert.deepEqual(upstreamWindow(1, 10), { pages: [1], skip: 0 });
+    assert.deepEqual(upstreamWindow(3, 10), { pages: [3], skip: 0 });
+    assert.deepEqual(upstreamWindow(2, 20), { pages: [3, 4], skip: 0 });
+    assert.deepEqual(upstreamWindow(1, 15), { pages: [1, 2], skip: 0 });
+    assert.deepEqual(upstreamWindow(2, 15), { pages: [2, 3], skip: 5 });
+    assert.deepEqual(upstreamWindow(2, 25), { pages: [3, 4, 5], skip: 5 });
+    assert.deepEqual(upstreamWindow(2, 11), { pages: [2, 3], skip: 1 });
+    assert.deepEqual(upstreamWindow(1, 100), { pages: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], skip: 0 });
+    assert.deepEqual(upstreamWindow(2, 95), { pages: [10, 11, 12, 13, 14, 15, 16, 17, 18, 19], skip: 5 });
   });
 
   test('merges in page order even when later pages answer first', async () => {

@@ -1,17 +1,20 @@
 /**
  * The search chain: tries the configured engines in order and returns the first clean answer.
  *
- * - The user's page of `perPage` results maps onto `ceil(perPage / 10)` upstream pages of one
- *   engine, starting at upstream page `(page - 1) * ceil(perPage / 10) + 1`, fetched
- *   concurrently and merged in page order.
+ * - The user's page is the window of results `(page - 1) * perPage + 1` to `page * perPage`. It
+ *   maps onto the upstream pages (10 results each) of one engine that hold it: `ceil(perPage / 10)`
+ *   of them, one more when the window starts inside an upstream page (`perPage` 15, page 2:
+ *   results 16–30, upstream pages 2 and 3). They are fetched concurrently and merged in page
+ *   order, and the results before the window are skipped. So paging with any `perPage` neither
+ *   skips nor repeats results.
  * - The first upstream page decides: blocked, a network error or a timeout there moves on to
  *   the next engine (the reason is recorded). A later page of the fan-out that fails is
  *   dropped and the pages that answered are kept.
  * - `no_results` from an engine that answered cleanly is final: the next engine is not asked,
  *   because a clean "nothing found" is an answer, and asking every engine would multiply the
  *   upstream load for exactly the queries that have nothing to show.
- * - After merging: when the first two results share a URL the first is dropped, then the list
- *   is trimmed to `perPage`.
+ * - After merging and skipping: when the first two results share a URL the first is dropped, then
+ *   the list is trimmed to `perPage`.
  */
 import { OutboundError } from '../../outbound/types.ts';
 import type { OutboundClient } from '../../outbound/types.ts';
@@ -169,10 +172,13 @@ export function dropLeadingDuplicate(results: SearchResult[]): SearchResult[] {
   return results.length >= 2 && results[0].url === results[1].url ? results.slice(1) : results;
 }
 
-export function upstreamPages(page: number, perPage: number): number[] {
-  const span = Math.ceil(perPage / UPSTREAM_PAGE_SIZE);
-  const first = (page - 1) * span + 1;
-  return Array.from({ length: span }, (_, index) => first + index);
+/** The upstream pages holding the user's window of results, and how many results precede it. */
+export function upstreamWindow(page: number, perPage: number): { pages: number[]; skip: number } {
+  const offset = (page - 1) * perPage;
+  const first = Math.floor(offset / UPSTREAM_PAGE_SIZE) + 1;
+  const skip = offset % UPSTREAM_PAGE_SIZE;
+  const span = Math.ceil((skip + perPage) / UPSTREAM_PAGE_SIZE);
+  return { pages: Array.from({ length: span }, (_, index) => first + index), skip };
 }
 
 export function createSearchChain(options: SearchChainOptions): SearchChain {
@@ -219,7 +225,7 @@ export function createSearchChain(options: SearchChainOptions): SearchChain {
 
   async function searchEngine(engine: SearchEngine, request: SearchRequest, caller?: AbortSignal): Promise<EngineOutcome> {
     const { perPage, ...params } = request;
-    const pages = upstreamPages(request.page, perPage);
+    const { pages, skip } = upstreamWindow(request.page, perPage);
     const abort = new AbortController();
     const signal = caller ? AbortSignal.any([abort.signal, caller]) : abort.signal;
     // fetchPage never rejects, so pages left running after an early return cannot go unhandled.
@@ -245,7 +251,10 @@ export function createSearchChain(options: SearchChainOptions): SearchChain {
         logger?.warn({ engine: engine.name, upstreamPage: pages[index], reason: outcome.reason }, 'an additional search page failed; keeping the others');
       }
     });
-    return { kind: 'results', results: dropLeadingDuplicate(merged).slice(0, perPage) };
+    const window = merged.slice(skip);
+    // Results there were, all before the window: this page is past the end of the list.
+    if (window.length === 0) return { kind: 'no_results' };
+    return { kind: 'results', results: dropLeadingDuplicate(window).slice(0, perPage) };
   }
 
   async function readCache(key: string) {
