@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteHandlerMethod } from 'fastify';
 import { HttpError, MESSAGES } from './errors.ts';
 import { buildOpenApi } from './openapi.ts';
-import { InFlight, runEndpoint } from '../pipeline/metered.ts';
+import { InFlight, MALFORMED_BODY, runEndpoint } from '../pipeline/metered.ts';
 import { registerStripeWebhook, STRIPE_WEBHOOK_PATH } from '../billing/stripe-webhook.ts';
 import type { Endpoint } from '../endpoints/types.ts';
 import type { Services } from '../services.ts';
@@ -34,6 +34,8 @@ export async function buildServer(services: Services, options: ServerOptions): P
     genReqId: () => randomUUID(),
     requestIdHeader: false,
     return503OnClosing: true,
+    // Laravel matches `/v1/pdf/` as `/v1/pdf`: clients that add the slash must keep working.
+    routerOptions: { ignoreTrailingSlash: true },
     forceCloseConnections: 'idle',
   });
   const inFlight = new InFlight();
@@ -58,7 +60,9 @@ export async function buildServer(services: Services, options: ServerOptions): P
     try {
       done(null, JSON.parse(text));
     } catch {
-      done(new HttpError(400, { message: MESSAGES.invalidJson }) as unknown as FastifyError);
+      // Answered by the pipeline after authentication, as Laravel would (an unknown token is a
+      // 401 whatever the body), and recorded in history like any other refused /v1 call.
+      done(null, MALFORMED_BODY);
     }
   });
 

@@ -5,7 +5,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError, httpErrors } from '../http/errors.ts';
+import { HttpError, httpErrors, MESSAGES } from '../http/errors.ts';
 import { publicParams, validate } from '../validation/schema.ts';
 import { throttle } from '../throttle/limiter.ts';
 import type { Endpoint, EndpointContext } from '../endpoints/types.ts';
@@ -39,6 +39,9 @@ export class InFlight {
     for (const c of this.controllers) c.abort(new Error(reason));
   }
 }
+
+/** The parsed body of a request whose body is not valid JSON: answered 400 once authenticated. */
+export const MALFORMED_BODY: Readonly<Record<string, never>> = Object.freeze({});
 
 export function bearerToken(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
@@ -118,6 +121,7 @@ export async function runEndpoint(
       if (!decision.allowed) throw httpErrors.tooManyAttempts(decision.headers);
     }
 
+    if (request.body === MALFORMED_BODY) throw httpErrors.badRequest(MESSAGES.invalidJson);
     const validation = await validate(endpoint.schema, input, services.outbound);
     if (!validation.ok) throw httpErrors.validation(validation.errors);
 

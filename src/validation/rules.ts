@@ -40,11 +40,23 @@ export interface Rule {
 const NUMERIC_RULES = new Set(['integer', 'numeric']);
 const INTEGER_TEXT = /^[+-]?(0|[1-9]\d*)$/;
 
+/** What fails Laravel's `required`: nothing, null, a blank string, an empty array or object
+ *  (PHP decodes both `[]` and `{}` to an empty array). */
 export function isBlank(value: unknown): boolean {
-  if (value === undefined || value === null) return true;
-  if (typeof value === 'string') return value.trim() === '';
+  if (isAbsent(value)) return true;
   if (Array.isArray(value)) return value.length === 0;
+  if (typeof value === 'object') return Object.keys(value as object).length === 0;
   return false;
+}
+
+/**
+ * What an optional field treats as not sent: its rules are skipped and its default applies.
+ * Laravel skips a blank string this way; null too when the rule list says `nullable`, which is
+ * how optional fields are written. An empty array or object is a value, and fails type rules.
+ */
+export function isAbsent(value: unknown): boolean {
+  if (value === undefined || value === null) return true;
+  return typeof value === 'string' && value.trim() === '';
 }
 
 export function isIntegerLike(value: unknown): boolean {
@@ -238,6 +250,15 @@ export const urlPathEndsWith = (extensions: readonly string[], message: string):
     message,
   );
 
-/** Refuses URLs whose host is, or resolves to, a non-public address (contract §5, §6). */
+/**
+ * Refuses URLs whose host is, or resolves to, a non-public address (contract §5, §6). It judges
+ * any http(s) URL, even one that failed the extension rule, so that both failures are reported;
+ * what is not such a URL at all is left to the `url` rule.
+ */
 export const publicAddress = (): Rule =>
-  custom('public_address', (value, ctx) => typeof value === 'string' && ctx.services.isPublicUrl(value.trim()), (attr) => `The ${attr} must point to a public address.`);
+  custom(
+    'public_address',
+    (value, ctx) => typeof value !== 'string' || parseHttpUrl(value) === null || ctx.services.isPublicUrl(value.trim()),
+    (attr) => `The ${attr} must point to a public address.`,
+    { needsValid: false },
+  );

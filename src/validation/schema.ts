@@ -2,7 +2,7 @@
  * A request schema: fields with their rules, defaults and docs. The same object validates
  * requests (Laravel 8 behaviour and messages) and generates the OpenAPI description.
  */
-import { isBlank, isIntegerLike, type JsonSchema, type Rule, type RuleContext, type ValidationServices } from './rules.ts';
+import { isAbsent, isIntegerLike, type JsonSchema, type Rule, type RuleContext, type ValidationServices } from './rules.ts';
 import type { FieldErrors } from '../http/errors.ts';
 
 export interface Field {
@@ -57,9 +57,9 @@ function trimStrings(schema: Schema, input: Record<string, unknown>): Record<str
 
 async function validateField(name: string, field: Field, input: Record<string, unknown>, services: ValidationServices): Promise<string[]> {
   const value = input[name];
-  // As behind Laravel's TrimStrings and ConvertEmptyStringsToNull middleware, a blank value
-  // counts as absent: only implicit rules see it, and the default applies.
-  const present = !isBlank(value);
+  // A blank string or null counts as not sent (Laravel skips blank strings, and null in a
+  // `nullable` field): only implicit rules see it, and the default applies.
+  const present = !isAbsent(value);
   const context: RuleContext = { input, fieldRules: field.rules, services };
   const attribute = attributeName(name);
   const messages: string[] = [];
@@ -79,7 +79,7 @@ function coerce(schema: Schema, input: Record<string, unknown>): Record<string, 
   const out: Record<string, unknown> = {};
   for (const [name, field] of Object.entries(schema.fields)) {
     let value = input[name];
-    if (isBlank(value)) value = field.default;
+    if (isAbsent(value)) value = field.default;
     if (value === undefined) continue;
     const kinds = new Set(field.rules.map((r) => r.name));
     if (kinds.has('integer') && isIntegerLike(value)) value = Number(value);

@@ -127,6 +127,8 @@ describe('POST /v1/pdf', () => {
       ['http://169.254.169.254/latest.pdf', ['The url must point to a public address.']],
       ['http://[::ffff:127.0.0.2]/a.pdf', ['The url must point to a public address.']],
       ['http://2130706434/a.pdf', ['The url must point to a public address.']],
+      // Every failing rule is reported, not only the first.
+      ['http://10.0.0.7/a.txt', ['The url must point to a .pdf file.', 'The url must point to a public address.']],
     ];
     for (const [url, messages] of cases) {
       const r = await service.call('POST', '/v1/pdf', { token: user.token, body: url === undefined ? {} : { url } });

@@ -128,6 +128,31 @@ describe('Laravel wire conventions', () => {
     assert.equal(r.status, 400);
     assert.deepEqual(r.body, { message: 'The request body is not valid JSON.' });
     assert.equal(await service.services.ledger.balance(user.id, 'scraping'), 5);
+    const history = await service.call('GET', '/requests', { token: user.token });
+    assert.deepEqual(
+      history.body.data.map((row: { endpoint: string; status: number; credits: number }) => [row.endpoint, row.status, row.credits]),
+      [['/v1/test/work', 400, 0]],
+      'recorded like any other refused /v1 call',
+    );
+  });
+
+  test('malformed JSON with no or a wrong token: 401, as authentication comes first', async () => {
+    for (const token of [undefined, '1|wrongwrongwrongwrongwrongwrongwrongwrong']) {
+      const r = await service.call('POST', '/v1/test/work', { token, body: '{bad' });
+      assert.equal(r.status, 401);
+      assert.deepEqual(r.body, { message: 'Unauthenticated.' });
+    }
+  });
+
+  test('a trailing slash reaches the same route (Laravel ignores it)', async () => {
+    const user = await service.user({ scraping: 5 });
+    const r = await service.call('POST', '/v1/test/work/', { token: user.token, body: { cost: 1 } });
+    assert.equal(r.status, 200);
+    assert.equal(await service.services.ledger.balance(user.id, 'scraping'), 4);
+    const me = await service.call('GET', '/me/', { token: user.token });
+    assert.equal(me.status, 200);
+    const wrongMethod = await service.call('GET', '/v1/test/work/', { token: user.token });
+    assert.equal(wrongMethod.status, 405);
   });
 
   test('a body over the limit: 413 with a JSON message', async () => {

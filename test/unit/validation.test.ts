@@ -227,9 +227,23 @@ describe('absent and blank fields', () => {
 
   test('a blank required field gets only the required message', async () => {
     const schema = one('query', [required(), string(), min(3)]);
-    for (const blank of [undefined, null, '', '   ', []]) {
+    for (const blank of [undefined, null, '', '   ', [], {}]) {
       assert.deepEqual(await errorsOf(schema, { query: blank }), { query: ['The query field is required.'] }, JSON.stringify(blank));
     }
+  });
+
+  test('an empty array or object in an optional field is a value: its rules run', async () => {
+    const perPage = one('per_page', [integer(), between(10, 100)]);
+    for (const empty of [[], {}]) {
+      assert.deepEqual(
+        await errorsOf(perPage, { per_page: empty }),
+        { per_page: ['The per page must be an integer.', 'The per page must be between 10 and 100.'] },
+        JSON.stringify(empty),
+      );
+    }
+    assert.deepEqual(await errorsOf(one('country', [string(), oneOf(['us'])]), { country: [] }), {
+      country: ['The country must be a string.', 'The selected country is invalid.'],
+    });
   });
 
   test('when required fails, later rules (even ones that would fail) are skipped', async () => {
