@@ -13,6 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../storage/db.ts';
 import { GroupCommit } from '../storage/group-commit.ts';
+import { jsonbText } from '../storage/jsonb.ts';
 import type { Product } from './products.ts';
 
 export interface HoldRequest {
@@ -158,7 +159,7 @@ export class CreditLedger {
         history.map((h) => h.product),
         history.map((h) => h.status),
         history.map((h) => h.durationMs),
-        history.map((h) => JSON.stringify(h.params)),
+        history.map((h) => jsonbText(h.params)),
       ],
     );
     const charged = new Map(rows.map((r) => [r.settled_request_id, Number(r.settled_charge)]));

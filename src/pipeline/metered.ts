@@ -81,8 +81,11 @@ export async function runEndpoint(
   const controller = new AbortController();
   const untrack = inFlight.track(controller);
   // The response stream closing before we answered means the client went away: stop the work.
+  let clientGone = false;
   const onClose = () => {
-    if (!reply.raw.writableFinished) controller.abort(new Error('The client closed the connection.'));
+    if (reply.raw.writableFinished) return;
+    clientGone = true;
+    controller.abort(new Error('The client closed the connection.'));
   };
   reply.raw.once('close', onClose);
 
@@ -107,9 +110,11 @@ export async function runEndpoint(
     try {
       if (held > 0) await services.ledger.settle(requestId, charge, history);
       else if (history) await services.ledger.record(history);
+      return true;
     } catch (error) {
       // The hold stays behind and the sweeper returns it: the user is never charged by mistake.
       request.log.error({ err: error, requestId }, 'settling credits or recording history failed');
+      return false;
     }
   };
 
@@ -172,11 +177,13 @@ export async function runEndpoint(
       charge = 0;
       status = 499; // nginx's "client closed request": recorded, never sent
     }
-    await finish();
+    // A success that could not be charged is not answered as one: the work is not given away.
+    if (!(await finish()) && charge > 0) throw new Error(`${endpoint.path}: the credits of a successful request could not be captured.`);
     reply.code(status).send(result.body);
   } catch (error) {
     charge = 0;
-    status = error instanceof HttpError ? error.status : controller.signal.aborted ? 499 : 500;
+    // A client that went away is recorded as such, whatever its abandoned work failed with.
+    status = clientGone ? 499 : error instanceof HttpError ? error.status : 500;
     await finish();
     throw error;
   } finally {

@@ -106,6 +106,62 @@ describe('charging', () => {
     assert.equal(history.body.data[0].status, 499);
     assert.equal(history.body.data[0].credits, 0);
   });
+
+  test('a client that goes away is recorded as 499 even when its work then fails with an answer of its own', async () => {
+    const user = await service.user({ scraping: 10 });
+    const controller = new AbortController();
+    const pending = fetch(service.url + '/v1/test/work', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ cost: 4, delay_ms: 2000, outcome: 'fail' }),
+      signal: controller.signal,
+    }).catch(() => null);
+    await waitFor(async () => (await holdsOf(user.id)) === 1);
+    controller.abort();
+    await pending;
+    await waitFor(async () => (await holdsOf(user.id)) === 0);
+    const history = await service.call('GET', '/requests', { token: user.token });
+    assert.deepEqual([history.body.data[0].status, history.body.data[0].credits], [499, 0]);
+  });
+
+  test('a success whose credits cannot be captured is not answered as a success', async () => {
+    const user = await service.user({ scraping: 10 });
+    const ledger = service.services.ledger;
+    const settle = ledger.settle;
+    let failed = 0;
+    ledger.settle = async (requestId, charge, history) => {
+      if (charge > 0) {
+        failed += 1;
+        throw new Error('the database went away');
+      }
+      return settle.call(ledger, requestId, charge, history);
+    };
+    try {
+      const r = await work(user.token, { cost: 3 });
+      assert.equal(r.status, 500);
+      assert.deepEqual(r.body, { message: 'Server Error' });
+      assert.equal(failed, 1);
+    } finally {
+      ledger.settle = settle;
+    }
+    // The release that followed went through: nothing charged, nothing held.
+    assert.equal(await ledger.balance(user.id, 'scraping'), 10);
+    assert.equal(await holdsOf(user.id), 0);
+  });
+
+  test('parameters PostgreSQL cannot store as they are (NUL, a lone surrogate) are charged and recorded, cleaned', async () => {
+    const user = await service.user({ scraping: 10 });
+    // Written by hand: the escapes must reach the server as JSON escapes.
+    const body = '{"cost": 2, "note": "a\\u0000b", "odd\\u0000key": "\\ud800x"}';
+    const r = await service.call('POST', '/v1/test/work', { token: user.token, body });
+    assert.equal(r.status, 200);
+    assert.equal(await service.services.ledger.balance(user.id, 'scraping'), 8);
+    assert.equal(await holdsOf(user.id), 0);
+    const history = await service.call('GET', '/requests', { token: user.token });
+    assert.equal(history.body.data[0].credits, 2);
+    assert.deepEqual(history.body.data[0].params, { cost: 2, note: 'a\uFFFDb', 'odd\uFFFDkey': '\uFFFDx' });
+    await ledgerAgrees(user.id);
+  });
 });
 
 describe('concurrency', () => {

@@ -31,7 +31,15 @@ export const workEndpoint: Endpoint<{ cost: number; max?: number; charge?: numbe
   history: true,
   success: { status: 200, description: 'Done.' },
   async handler({ input, signal, held }) {
-    if (input.delay_ms) await sleep(input.delay_ms, undefined, { signal });
+    if (input.delay_ms) {
+      try {
+        await sleep(input.delay_ms, undefined, { signal });
+      } catch (error) {
+        // As a download cut short by the abort reports itself.
+        if (input.outcome === 'fail') throw httpErrors.badRequest('Unable to download the file.');
+        throw error;
+      }
+    }
     switch (input.outcome) {
       case 'fail':
         throw httpErrors.badRequest('Unable to download the file.');
