@@ -49,12 +49,24 @@ export const patchMe: Endpoint<{ email: string; secret_key: string }> = {
   history: false,
   success: { status: 200, description: 'The updated user.', example: userExample },
   errors: [429],
+  // The unique e-mail and the secret key are checked beside the format rules: a wrong key is
+  // reported even when the e-mail is also malformed.
+  async afterValidation({ input, user, services }, errors) {
+    const email = typeof input.email === 'string' ? input.email.trim() : '';
+    if (email && (await services.accounts.emailTaken(email, user.id))) (errors.email ??= []).push('The email has already been taken.');
+    const secretKey = input.secret_key;
+    if (typeof secretKey === 'string' && secretKey !== '' && !(await services.accounts.checkSecretKey(user.id, secretKey))) {
+      (errors.secret_key ??= []).push('The secret key is incorrect.');
+    }
+  },
   async handler({ input, user, services }) {
-    const errors: Record<string, string[]> = {};
-    if (await services.accounts.emailTaken(input.email, user.id)) errors.email = ['The email has already been taken.'];
-    if (!(await services.accounts.checkSecretKey(user.id, input.secret_key))) errors.secret_key = ['The secret key is incorrect.'];
-    if (Object.keys(errors).length) throw httpErrors.validation(errors);
-    await services.accounts.updateEmail(user.id, input.email);
+    try {
+      await services.accounts.updateEmail(user.id, input.email);
+    } catch (error) {
+      // Taken by another account between the check and the update (unique index).
+      if ((error as { code?: string }).code === '23505') throw httpErrors.fieldInvalid('email', 'The email has already been taken.');
+      throw error;
+    }
     return { body: { user: await services.accounts.view(user.id) } };
   },
 };

@@ -1,6 +1,7 @@
 /** The shape of one row of the endpoint table (src/endpoints/table.ts). */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Schema } from '../validation/schema.ts';
+import type { FieldErrors } from '../http/errors.ts';
 import type { Product } from '../credits/products.ts';
 import type { PriceTable } from '../credits/prices.ts';
 import type { AuthenticatedUser } from '../accounts/store.ts';
@@ -61,6 +62,12 @@ export interface Endpoint<I = Record<string, any>> {
   access?: 'owner';
   /** Recorded in request history (every /v1 route). */
   history: boolean;
+  /**
+   * Checks that need the caller or the database (a unique e-mail, the caller's secret key). They
+   * run after the schema's rules whatever those found, as Laravel's `after` hooks do, so that every
+   * failure is reported in one 422. `input` is the request as sent: check types before use.
+   */
+  afterValidation?(context: { input: Record<string, unknown>; user: AuthenticatedUser; services: Services }, errors: FieldErrors): Promise<void>;
   handler(context: EndpointContext<I>): Promise<EndpointResult>;
   /** For the OpenAPI document: what a success looks like. */
   success: { status: number; description: string; example?: unknown };

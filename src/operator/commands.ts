@@ -8,6 +8,7 @@ import { isProduct, PRODUCTS, type Product } from '../credits/products.ts';
 import { findPlan, PLANS } from '../credits/plans.ts';
 import { assignPlan, renewPlans } from '../credits/renewal.ts';
 import { migrate } from '../storage/migrate.ts';
+import { isValidEmail } from '../validation/rules.ts';
 import type { Services } from '../services.ts';
 
 /** What operator commands use: the storage, nothing that reaches the network. */
@@ -80,7 +81,6 @@ async function existingUser(services: OperatorServices, values: Values): Promise
   return id;
 }
 
-const EMAIL = /^[^\s@]+@[^\s@]+$/;
 /** Stripe customer ids: `cus_` and letters or digits. */
 const STRIPE_CUSTOMER = /^cus_[A-Za-z0-9]+$/;
 
@@ -132,7 +132,7 @@ export async function runOperatorCommand(services: OperatorServices, argv: strin
       const v = parse(args, ['name', 'email']);
       const name = need(v, 'name');
       const email = need(v, 'email');
-      if (!EMAIL.test(email)) throw new UsageError(`--email must be a valid e-mail address (got "${email}").`);
+      if (!isValidEmail(email)) throw new UsageError(`--email must be a valid e-mail address (got "${email}").`);
       if (await services.accounts.emailTaken(email)) throw new OperatorError(`The e-mail ${email} is already taken.`);
       return services.accounts.createUser({ name, email });
     }

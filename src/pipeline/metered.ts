@@ -5,7 +5,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError, httpErrors, MESSAGES } from '../http/errors.ts';
+import { HttpError, httpErrors, MESSAGES, type FieldErrors } from '../http/errors.ts';
 import { publicParams, validate } from '../validation/schema.ts';
 import { throttle } from '../throttle/limiter.ts';
 import type { Endpoint, EndpointContext } from '../endpoints/types.ts';
@@ -58,6 +58,12 @@ function rawInput(endpoint: Endpoint, request: FastifyRequest): Record<string, u
   const body = request.body;
   const fields = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
   return { ...query, ...fields, ...params };
+}
+
+/** Fields in the order the schema lists them (then any others), as Laravel reports them. */
+function inSchemaOrder(schema: Endpoint['schema'], errors: FieldErrors): FieldErrors {
+  const names = [...Object.keys(schema.fields), ...Object.keys(errors)];
+  return Object.fromEntries([...new Set(names)].filter((name) => errors[name]?.length).map((name) => [name, errors[name]]));
 }
 
 export function routeUrl(request: FastifyRequest, path: string): string {
@@ -128,7 +134,9 @@ export async function runEndpoint(
 
     if (request.body === MALFORMED_BODY) throw httpErrors.badRequest(MESSAGES.invalidJson);
     const validation = await validate(endpoint.schema, input, services.outbound);
-    if (!validation.ok) throw httpErrors.validation(validation.errors);
+    const errors = validation.ok ? {} : { ...validation.errors };
+    if (endpoint.afterValidation) await endpoint.afterValidation({ input, user, services }, errors);
+    if (!validation.ok || Object.keys(errors).length) throw httpErrors.validation(inSchemaOrder(endpoint.schema, errors));
 
     if (endpoint.billing) {
       const prices = await services.prices.current();

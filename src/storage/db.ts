@@ -19,6 +19,26 @@ export interface Database extends Queryable {
   close(): Promise<void>;
 }
 
+/**
+ * PostgreSQL text cannot hold the NUL character: a parameter with one fails its statement. Client
+ * input reaches some statements as it came (a history filter, a name), so NUL is replaced by
+ * U+FFFD, the replacement character, in every text parameter: a filter then matches nothing and a
+ * stored name shows where the NUL was, instead of a 500.
+ */
+function storableParams(params: unknown[]): unknown[] {
+  return params.some(holdsNul) ? params.map(withoutNul) : params;
+}
+
+function holdsNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  return Array.isArray(value) && value.some(holdsNul);
+}
+
+function withoutNul(value: unknown): unknown {
+  if (typeof value === 'string') return value.replaceAll('\u0000', '\uFFFD');
+  return Array.isArray(value) ? value.map(withoutNul) : value;
+}
+
 export async function openDatabase(options: { databaseUrl?: string; dataDir: string }): Promise<Database> {
   return options.databaseUrl ? openPostgres(options.databaseUrl) : openPglite(options.dataDir);
 }
@@ -29,7 +49,7 @@ async function openPglite(dataDir: string): Promise<Database> {
   const db = await PGlite.create(`${dataDir}/pg`);
   const wrap = (q: { query: typeof db.query }): Queryable => ({
     async query<R>(sql: string, params: unknown[] = []) {
-      return (await q.query<R>(sql, params)).rows;
+      return (await q.query<R>(sql, storableParams(params))).rows;
     },
   });
   return {
@@ -77,7 +97,7 @@ async function openPostgres(url: string): Promise<Database> {
   return {
     kind: 'postgres',
     async query<R>(sql: string, params: unknown[] = []) {
-      return (await pool.query({ text: sql, values: params, name: nameFor(sql) })).rows as R[];
+      return (await pool.query({ text: sql, values: storableParams(params), name: nameFor(sql) })).rows as R[];
     },
     async transaction(fn) {
       const client = await pool.connect();
@@ -85,7 +105,7 @@ async function openPostgres(url: string): Promise<Database> {
         await client.query('BEGIN');
         const result = await fn({
           async query<R>(sql: string, params: unknown[] = []) {
-            return (await client.query(sql, params)).rows as R[];
+            return (await client.query(sql, storableParams(params))).rows as R[];
           },
         });
         await client.query('COMMIT');

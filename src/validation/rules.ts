@@ -193,12 +193,18 @@ export const url = (): Rule => ({
 });
 
 // Laravel 8's default `email` rule (egulias RFCValidation) accepts local@domain forms broadly;
-// this keeps the same spirit: one @, a non-empty local part, a dotted or bracketed domain, no spaces.
-const EMAIL = /^[^\s@"(),:;<>[\\\]]+@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])$/;
+// this keeps the same spirit: one @, a non-empty local part, a dotted or bracketed domain, no spaces
+// or control characters.
+const EMAIL = /^[^\s\x00-\x1f\x7f@"(),:;<>[\\\]]+@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])$/;
+
+/** The `email` rule's test, for the operator's command line too. */
+export function isValidEmail(value: unknown): boolean {
+  return typeof value === 'string' && value.length <= 254 && EMAIL.test(value);
+}
 
 export const email = (): Rule => ({
   name: 'email',
-  check: (value) => typeof value === 'string' && value.length <= 254 && EMAIL.test(value),
+  check: isValidEmail,
   message: (attr) => `The ${attr} must be a valid email address.`,
   describe: (s) => Object.assign(s, { type: 'string', format: 'email' }),
 });

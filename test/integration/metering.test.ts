@@ -245,6 +245,14 @@ describe('GET /requests', () => {
     assert.equal(others.body.data.length, 1);
   });
 
+  test('a filter no row can match (a NUL character) is an empty page, not a fault', async () => {
+    const user = await service.user({ scraping: 5 });
+    await work(user.token);
+    const r = await service.call('GET', '/requests?endpoint=%2Fv1%2Ftest%2Fwork%00', { token: user.token });
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.body.data, []);
+  });
+
   test('paginates simply and filters by endpoint and status', async () => {
     const user = await service.user({ scraping: 100 });
     for (let i = 0; i < 5; i++) await work(user.token);

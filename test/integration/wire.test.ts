@@ -82,6 +82,17 @@ describe('PATCH /me', () => {
     assert.match(r.body.user.updated_at, ISO_MICROS);
   });
 
+  test('every failure in one answer: a malformed e-mail does not hide a wrong key; NUL is a malformed address', async () => {
+    const user = await service.user();
+    let r = await service.call('PATCH', '/me', { token: user.token, body: { email: 'not-an-email', secret_key: 'wrong' } });
+    assert.deepEqual(r.body.errors, { email: ['The email must be a valid email address.'], secret_key: ['The secret key is incorrect.'] });
+    r = await service.call('PATCH', '/me', { token: user.token, body: { secret_key: 'wrong' } });
+    assert.deepEqual(r.body.errors, { email: ['The email field is required.'], secret_key: ['The secret key is incorrect.'] });
+    r = await service.call('PATCH', '/me', { token: user.token, body: '{"email":"a\\u0000b@example.com","secret_key":"x"}' });
+    assert.equal(r.status, 422);
+    assert.deepEqual(r.body.errors, { email: ['The email must be a valid email address.'], secret_key: ['The secret key is incorrect.'] });
+  });
+
   test('is throttled to 6 attempts a minute per token, with Laravel headers', async () => {
     const user = await service.user();
     for (let i = 1; i <= 6; i++) {
