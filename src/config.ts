@@ -20,6 +20,8 @@ export interface Config {
   /** Credits held by a process that died come back after this long. Longer than any request. */
   holdTtlSeconds: number;
   sweepIntervalMs: number;
+  /** How long a process trusts a token it has looked up (revocations evict it at once). */
+  tokenCacheMs: number;
   shutdownGraceMs: number;
   ownerEmail: string;
   outbound: OutboundClientOptions;
@@ -78,6 +80,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     holdTtlSeconds: int(env, 'HOLD_TTL_SECONDS', 600, 1),
     sweepIntervalMs: int(env, 'HOLD_SWEEP_INTERVAL_MS', 30_000, 100),
+    tokenCacheMs: int(env, 'TOKEN_CACHE_MS', 2_000, 0),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 25_000, 0),
     ownerEmail: env.OWNER_EMAIL || 'owner@localhost',
     outbound: outboundFromEnv(env),

@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './storage/db.ts';
 import { migrate } from './storage/migrate.ts';
-import { AccountStore } from './accounts/store.ts';
+import { AccountStore, TOKEN_REVOKED_CHANNEL } from './accounts/store.ts';
 import { CreditLedger } from './credits/ledger.ts';
 import { Prices } from './credits/prices.ts';
 import { HistoryStore } from './history/store.ts';
@@ -30,7 +30,7 @@ export interface Services {
   close(): Promise<void>;
 }
 
-export async function createPlatformServices(config: Config, options: { migrate?: boolean } = {}): Promise<Services> {
+export async function createPlatformServices(config: Config, options: { migrate?: boolean; listen?: boolean } = {}): Promise<Services> {
   // What has been opened so far, closed in reverse if a later step fails: a start that fails
   // (a bad setting, an unreachable Redis) must not leave a connection that keeps the process alive.
   const opened: Array<() => Promise<void> | void> = [];
@@ -46,6 +46,12 @@ export async function createPlatformServices(config: Config, options: { migrate?
     const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
     opened.push(() => db.close());
     if (options.migrate !== false) await migrate(db);
+    const accounts = new AccountStore(db, { tokenCacheMs: config.tokenCacheMs });
+    if (options.listen !== false && db.listen) {
+      // Tokens revoked by another process (a CLI, another server) leave this one's cache at once.
+      const unlisten = await db.listen(TOKEN_REVOKED_CHANNEL, (id) => accounts.forget(Number(id)), () => accounts.forgetAll());
+      opened.push(unlisten);
+    }
     let redis: Redis | undefined;
     if (config.redisUrl) {
       const { Redis } = await import('ioredis');
@@ -63,7 +69,7 @@ export async function createPlatformServices(config: Config, options: { migrate?
     return {
       config,
       db,
-      accounts: new AccountStore(db),
+      accounts,
       ledger: new CreditLedger(db, { holdTtlSeconds: config.holdTtlSeconds }),
       prices: new Prices(db),
       history: new HistoryStore(db),

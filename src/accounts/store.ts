@@ -30,6 +30,8 @@ interface CachedToken {
 
 /** Most token look-ups kept in memory; the oldest go first. */
 const TOKEN_CACHE_ENTRIES = 10_000;
+/** NOTIFY channel on which a revoked token's id is announced to every server process. */
+export const TOKEN_REVOKED_CHANNEL = 'gleaner_token_revoked';
 
 export class AccountStore {
   readonly db: Database;
@@ -90,9 +92,15 @@ export class AccountStore {
   }
 
   /** Drops a token from the cache: no request authenticates with it from now on. */
-  private forget(tokenId: number): void {
+  forget(tokenId: number): void {
     this.revocations += 1;
     for (const [hash, entry] of this.tokenCache) if (entry.tokenId === tokenId) this.tokenCache.delete(hash);
+  }
+
+  /** Drops every cached token (revocations may have been missed). */
+  forgetAll(): void {
+    this.revocations += 1;
+    this.tokenCache.clear();
   }
 
   private touch(tokenId: number): void {
@@ -184,8 +192,10 @@ export class AccountStore {
 
   async revokeToken(tokenId: number): Promise<boolean> {
     try {
+      // Other server processes drop the token from their caches when this commits.
       const rows = await this.db.query(
-        'UPDATE api_tokens SET revoked_at = clock_timestamp() WHERE id = $1 AND revoked_at IS NULL RETURNING id',
+        `WITH revoked AS (UPDATE api_tokens SET revoked_at = clock_timestamp() WHERE id = $1 AND revoked_at IS NULL RETURNING id)
+         SELECT id, pg_notify('${TOKEN_REVOKED_CHANNEL}', id::text) FROM revoked`,
         [tokenId],
       );
       return rows.length > 0;
@@ -207,6 +217,7 @@ export class AccountStore {
           [tokenId],
         );
         if (!old) return null;
+        await tx.query(`SELECT pg_notify('${TOKEN_REVOKED_CHANNEL}', $1::text)`, [String(tokenId)]);
         const token = await insertToken(tx, Number(old.user_id), old.name);
         return { id: Number(token.split('|')[0]), user: Number(old.user_id), token, replaced: tokenId };
       });

@@ -16,6 +16,13 @@ export interface Database extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Runs a script of several statements (migrations). */
   exec(sql: string): Promise<void>;
+  /**
+   * Calls `onMessage` with the payload of every NOTIFY on `channel`, from any process, until the
+   * returned function is called. When the listening connection is lost, `onGap` is called (some
+   * messages may have been missed) and the listener reconnects. Embedded: one process, nothing
+   * to listen to (undefined).
+   */
+  listen?(channel: string, onMessage: (payload: string) => void, onGap: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -120,7 +127,65 @@ async function openPostgres(url: string): Promise<Database> {
     async exec(sql) {
       await pool.query(sql);
     },
+    listen: (channel, onMessage, onGap) => listenPostgres(pg, withDefaultUser(url), channel, onMessage, onGap),
     close: () => pool.end(),
+  };
+}
+
+/** A dedicated connection that LISTENs, reconnecting (after 1 s, then up to 30 s) when lost. */
+async function listenPostgres(
+  pg: typeof import('pg').default,
+  url: string,
+  channel: string,
+  onMessage: (payload: string) => void,
+  onGap: () => void,
+): Promise<() => Promise<void>> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`Bad channel name "${channel}".`);
+  let client: InstanceType<typeof pg.Client> | null = null;
+  let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+  let delay = 1_000;
+
+  const connect = async (): Promise<void> => {
+    const next = new pg.Client({ connectionString: url });
+    next.on('notification', (message) => {
+      if (message.channel === channel) onMessage(message.payload ?? '');
+    });
+    const lost = () => {
+      if (client !== next || stopped) return;
+      client = null;
+      next.end().catch(() => {});
+      onGap();
+      schedule();
+    };
+    next.on('error', lost);
+    next.on('end', lost);
+    await next.connect();
+    await next.query(`LISTEN ${channel}`);
+    client = next;
+    delay = 1_000;
+  };
+  const schedule = () => {
+    retry = setTimeout(() => {
+      connect().then(
+        // Messages sent while nobody listened are gone: say so once more, now that we listen.
+        () => onGap(),
+        () => {
+          delay = Math.min(delay * 2, 30_000);
+          schedule();
+        },
+      );
+    }, delay);
+    retry.unref();
+  };
+
+  await connect();
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    const current = client;
+    client = null;
+    await current?.end().catch(() => {});
   };
 }
 
