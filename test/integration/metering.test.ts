@@ -88,40 +88,34 @@ describe('charging', () => {
     await ledgerAgrees(user.id);
   });
 
-  test('a client that goes away is not charged', async () => {
-    const user = await service.user({ scraping: 10 });
+  /** Sends slow work, hangs up once its credits are held, and waits until they are settled. */
+  async function abandon(user: { id: number; token: string }, body: Record<string, unknown>) {
     const controller = new AbortController();
     const pending = fetch(service.url + '/v1/test/work', {
       method: 'POST',
       headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ cost: 4, delay_ms: 2000 }),
+      body: JSON.stringify(body),
       signal: controller.signal,
     }).catch(() => null);
     await waitFor(async () => (await holdsOf(user.id)) === 1);
     controller.abort();
     await pending;
     await waitFor(async () => (await holdsOf(user.id)) === 0);
-    assert.equal(await service.services.ledger.balance(user.id, 'scraping'), 10);
     const history = await service.call('GET', '/requests', { token: user.token });
-    assert.equal(history.body.data[0].status, 499);
-    assert.equal(history.body.data[0].credits, 0);
+    return history.body.data[0] as { status: number; credits: number };
+  }
+
+  test('a client that goes away is not charged', async () => {
+    const user = await service.user({ scraping: 10 });
+    const recorded = await abandon(user, { cost: 4, delay_ms: 2000 });
+    assert.equal(await service.services.ledger.balance(user.id, 'scraping'), 10);
+    assert.deepEqual([recorded.status, recorded.credits], [499, 0]);
   });
 
   test('a client that goes away is recorded as 499 even when its work then fails with an answer of its own', async () => {
     const user = await service.user({ scraping: 10 });
-    const controller = new AbortController();
-    const pending = fetch(service.url + '/v1/test/work', {
-      method: 'POST',
-      headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ cost: 4, delay_ms: 2000, outcome: 'fail' }),
-      signal: controller.signal,
-    }).catch(() => null);
-    await waitFor(async () => (await holdsOf(user.id)) === 1);
-    controller.abort();
-    await pending;
-    await waitFor(async () => (await holdsOf(user.id)) === 0);
-    const history = await service.call('GET', '/requests', { token: user.token });
-    assert.deepEqual([history.body.data[0].status, history.body.data[0].credits], [499, 0]);
+    const recorded = await abandon(user, { cost: 4, delay_ms: 2000, outcome: 'fail' });
+    assert.deepEqual([recorded.status, recorded.credits], [499, 0]);
   });
 
   test('a success whose credits cannot be captured is not answered as a success', async () => {
