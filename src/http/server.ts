@@ -102,25 +102,42 @@ export async function buildServer(services: Services, options: ServerOptions): P
     const methods = [...methodsByPath.values()].filter((e) => e.pattern.test(path)).flatMap((e) => e.methods);
     return methods.length ? [...new Set(methods)] : undefined;
   };
+  const methodNotAllowed = (reply: FastifyReply, method: string, methods: string[]) =>
+    reply
+      .code(405)
+      .header('Allow', methods.join(', '))
+      .send({ message: `The ${method} method is not supported for this route. Supported methods: ${methods.join(', ')}.` });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0].replace(/\/+$/, '') || '/';
     const methods = allowedMethods(path);
-    if (methods) {
-      reply
-        .code(405)
-        .header('Allow', methods.join(', '))
-        .send({ message: `The ${request.method} method is not supported for this route. Supported methods: ${methods.join(', ')}.` });
-      return;
-    }
+    if (methods) return methodNotAllowed(reply, request.method, methods);
     reply.code(404).send({ message: MESSAGES.notFoundRoute });
   });
 
+  // The table's routes. Every path answers POST too: there, as in Laravel, a method override
+  // (`X-HTTP-Method-Override`, or `_method` in the body or query) picks the route, so clients that
+  // can only send POST reach PATCH /me.
+  const endpointsByPath = new Map<string, Map<string, Endpoint>>();
   for (const endpoint of options.endpoints) {
     allow(endpoint.path, endpoint.method);
+    const byMethod = endpointsByPath.get(endpoint.path) ?? new Map<string, Endpoint>();
+    byMethod.set(endpoint.method, endpoint);
+    endpointsByPath.set(endpoint.path, byMethod);
+  }
+  for (const [path, byMethod] of endpointsByPath) {
+    const url = path.replace(/\{([^/}]+)\}/g, ':$1');
+    for (const [method, endpoint] of byMethod) {
+      if (method !== 'POST') app.route({ method, url, handler: (request, reply) => runEndpoint(endpoint, request, reply, services, inFlight) });
+    }
     app.route({
-      method: endpoint.method,
-      url: endpoint.path.replace(/\{([^/}]+)\}/g, ':$1'),
-      handler: (request, reply) => runEndpoint(endpoint, request, reply, services, inFlight),
+      method: 'POST',
+      url,
+      handler: (request, reply) => {
+        const method = effectiveMethod(request);
+        const endpoint = byMethod.get(method === 'HEAD' ? 'GET' : method);
+        if (endpoint) return runEndpoint(endpoint, request, reply, services, inFlight);
+        return methodNotAllowed(reply, method, allowedMethods(path) ?? []);
+      },
     });
   }
 
@@ -162,4 +179,14 @@ export async function buildServer(services: Services, options: ServerOptions): P
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** A POST's method after Laravel's override: the X-HTTP-Method-Override header, else `_method`. */
+function effectiveMethod(request: FastifyRequest): string {
+  const header = request.headers['x-http-method-override'];
+  const body = request.body;
+  const fromBody = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>)._method : undefined;
+  const fromQuery = (request.query as Record<string, unknown> | undefined)?._method;
+  const method = [header, fromBody, fromQuery].find((value): value is string => typeof value === 'string' && value.trim() !== '');
+  return method ? method.trim().toUpperCase() : 'POST';
 }

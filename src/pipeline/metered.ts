@@ -105,7 +105,7 @@ export async function runEndpoint(
       ? {
           userId: user.id,
           requestId,
-          method: request.method,
+          method: endpoint.method, // after a method override, the one that ran
           endpoint: endpoint.path,
           product: endpoint.billing?.product ?? null,
           status,

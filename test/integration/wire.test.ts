@@ -155,6 +155,31 @@ describe('Laravel wire conventions', () => {
     }
   });
 
+  test('a POST with a method override (Laravel): _method in the body or query, or X-HTTP-Method-Override', async () => {
+    const user = await service.user();
+    const viaBody = await service.call('POST', '/me', { token: user.token, body: { _method: 'PATCH', email: 'not-an-email', secret_key: user.secret_key } });
+    assert.equal(viaBody.status, 422);
+    assert.deepEqual(viaBody.body.errors, { email: ['The email must be a valid email address.'] });
+    assert.equal(viaBody.headers.get('x-ratelimit-limit'), '6', 'the PATCH route ran, with its throttle');
+    const viaHeader = await service.call('POST', '/me', {
+      token: user.token,
+      headers: { 'x-http-method-override': 'patch' },
+      body: { email: 'moved@example.com', secret_key: user.secret_key },
+    });
+    assert.equal(viaHeader.status, 200);
+    assert.equal(viaHeader.body.user.email, 'moved@example.com');
+    const viaQuery = await service.call('POST', '/me?_method=GET', { token: user.token });
+    assert.equal(viaQuery.status, 200);
+    assert.equal(viaQuery.body.user.email, 'moved@example.com');
+
+    const plain = await service.call('POST', '/me', { token: user.token });
+    assert.equal(plain.status, 405);
+    assert.equal(plain.headers.get('allow'), 'GET, HEAD, PATCH');
+    const toMissing = await service.call('POST', '/v1/test/work', { token: user.token, headers: { 'x-http-method-override': 'GET' } });
+    assert.equal(toMissing.status, 405);
+    assert.deepEqual(toMissing.body, { message: 'The GET method is not supported for this route. Supported methods: POST.' });
+  });
+
   test('a trailing slash reaches the same route (Laravel ignores it)', async () => {
     const user = await service.user({ scraping: 5 });
     const r = await service.call('POST', '/v1/test/work/', { token: user.token, body: { cost: 1 } });
