@@ -226,13 +226,16 @@ export class CreditLedger {
    */
   async setTo(userId: number, product: Product, amount: number, kind: 'set' | 'renew', plan?: string | null, tx?: Queryable): Promise<number> {
     const run = async (q: Queryable) => {
-      const [cur] = await q.query<{ balance: number; held: number }>(
-        `SELECT b.balance,
-                (SELECT COALESCE(sum(amount), 0) FROM credit_holds h WHERE h.user_id = b.user_id AND h.product = b.product)::bigint AS held
-           FROM balances b WHERE b.user_id = $1 AND b.product = $2 FOR UPDATE`,
+      // Lock the balance row first, then sum the holds in a statement of its own. In one statement
+      // the sum would come from the snapshot taken before waiting for the lock, and miss the holds
+      // of the batch that held it (on PostgreSQL's READ COMMITTED, each statement sees what was
+      // committed when it starts; holds are only taken under this row's lock).
+      const [cur] = await q.query<{ balance: number }>('SELECT balance FROM balances WHERE user_id = $1 AND product = $2 FOR UPDATE', [userId, product]);
+      const [holds] = await q.query<{ held: number }>(
+        'SELECT COALESCE(sum(amount), 0)::bigint AS held FROM credit_holds WHERE user_id = $1 AND product = $2',
         [userId, product],
       );
-      const target = Math.max(0, amount - Number(cur.held));
+      const target = Math.max(0, amount - Number(holds.held));
       const delta = target - Number(cur.balance);
       await q.query(
         `UPDATE balances SET balance = $3${plan !== undefined ? ', plan = $4' : ''} WHERE user_id = $1 AND product = $2`,

@@ -159,3 +159,34 @@ describe('batched settlements', () => {
     await ledgerAgrees(user.id);
   });
 });
+
+describe('setting a balance while a hold commits', () => {
+  const databaseUrl = () => service.env.DATABASE_URL;
+  test(
+    'a hold that commits while the set waits for the row counts against the new amount',
+    { skip: process.env.TEST_DATABASE_URL ? false : 'needs two connections to one PostgreSQL server (the scaled tier sets TEST_DATABASE_URL)' },
+    async () => {
+      const pg = (await import('pg')).default;
+      const user = await service.user({ scraping: 100 });
+      const other = new pg.Client({ connectionString: databaseUrl() });
+      await other.connect();
+      try {
+        // A hold batch that has locked the balance row and not yet committed.
+        await other.query('BEGIN');
+        await other.query(
+          `SELECT * FROM gleaner_hold_batch(ARRAY['race-hold'], ARRAY[$1::bigint], ARRAY['scraping'], ARRAY[10::bigint], ARRAY[10::bigint], 60)`,
+          [user.id],
+        );
+        const setting = ledger.setTo(user.id, 'scraping', 1000, 'set');
+        await new Promise((resolve) => setTimeout(resolve, 200)); // the set now waits for the row lock
+        await other.query('COMMIT');
+        assert.equal(await setting, 990, 'the 10 credits held count as spent from the new amount');
+      } finally {
+        await other.end();
+      }
+      await ledger.settle('race-hold', 0); // the request fails: its 10 credits come back
+      assert.equal(await ledger.balance(user.id, 'scraping'), 1000);
+      await ledgerAgrees(user.id);
+    },
+  );
+});
