@@ -3,6 +3,12 @@ import type { Database, Queryable } from '../storage/db.ts';
 import { hashesEqual, newSecretKey, newTokenSecret, parseBearer, sha256Hex } from './secrets.ts';
 import { PRODUCTS, type Product } from '../credits/products.ts';
 
+export class EmailTakenError extends Error {
+  constructor(email: string) {
+    super(`The e-mail ${email} is already taken.`);
+  }
+}
+
 export interface AuthenticatedUser {
   id: number;
   tokenId: number;
@@ -110,6 +116,7 @@ export class AccountStore {
     this.db.query('UPDATE api_tokens SET last_used_at = clock_timestamp() WHERE id = $1', [tokenId]).catch(() => {});
   }
 
+  /** Throws EmailTakenError when another user has the address (checked by the unique index). */
   async createUser(input: { name: string; email: string; isOwner?: boolean }): Promise<{ id: number; token: string; secret_key: string }> {
     const secretKey = newSecretKey();
     return this.db.transaction(async (tx) => {
@@ -122,6 +129,12 @@ export class AccountStore {
       }
       const token = await insertToken(tx, user.id, 'default');
       return { id: Number(user.id), token, secret_key: secretKey };
+    }).catch((error: unknown) => {
+      // Two creations of one address at once: the index refuses the second.
+      if ((error as { code?: string }).code === '23505' && String((error as { constraint?: string }).constraint ?? (error as Error).message).includes('users_email_unique')) {
+        throw new EmailTakenError(input.email);
+      }
+      throw error;
     });
   }
 

@@ -11,6 +11,7 @@ import { assignPlan, renewPlans } from '../credits/renewal.ts';
 import type { Field } from '../validation/schema.ts';
 import type { Endpoint, EndpointContext, EndpointResult, HttpMethod } from './types.ts';
 import type { Services } from '../services.ts';
+import { EmailTakenError } from '../accounts/store.ts';
 
 /** Balances are BIGINT; a cap far above any plan keeps amounts exact in JSON numbers. */
 const MAX_AMOUNT = 1_000_000_000_000;
@@ -84,7 +85,10 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     example: { id: 2, token: '7|pQ3...', secret_key: 'x9F...' },
     handler: async ({ input, services }) => {
       if (await services.accounts.emailTaken(input.email)) throw httpErrors.fieldInvalid('email', 'The email has already been taken.');
-      return services.accounts.createUser({ name: input.name, email: input.email });
+      return services.accounts.createUser({ name: input.name, email: input.email }).catch((error: unknown) => {
+        if (error instanceof EmailTakenError) throw httpErrors.fieldInvalid('email', 'The email has already been taken.');
+        throw error;
+      });
     },
   }),
   admin<{ user: number }>({

@@ -9,6 +9,7 @@ import { findPlan, PLANS } from '../credits/plans.ts';
 import { assignPlan, renewPlans } from '../credits/renewal.ts';
 import { migrate } from '../storage/migrate.ts';
 import { isValidEmail } from '../validation/rules.ts';
+import { EmailTakenError } from '../accounts/store.ts';
 import type { Services } from '../services.ts';
 
 /** What operator commands use: the storage, nothing that reaches the network. */
@@ -134,7 +135,9 @@ export async function runOperatorCommand(services: OperatorServices, argv: strin
       const email = need(v, 'email');
       if (!isValidEmail(email)) throw new UsageError(`--email must be a valid e-mail address (got "${email}").`);
       if (await services.accounts.emailTaken(email)) throw new OperatorError(`The e-mail ${email} is already taken.`);
-      return services.accounts.createUser({ name, email });
+      return services.accounts.createUser({ name, email }).catch((error: unknown) => {
+        throw error instanceof EmailTakenError ? new OperatorError(error.message) : error;
+      });
     }
     case 'users list':
       parse(args, []);

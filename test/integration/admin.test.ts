@@ -70,6 +70,12 @@ describe('users and tokens', () => {
     assert.deepEqual(taken.body.errors, { email: ['The email has already been taken.'] });
   });
 
+  test('the same e-mail created six times at once: one 201, the others the 422, never a 500', async () => {
+    const answers = await Promise.all(Array.from({ length: 6 }, () => asOwner('POST', '/admin/users', { name: 'Dup', email: 'dup-at-once@example.com' })));
+    assert.deepEqual(answers.map((a) => a.status).sort(), [201, 422, 422, 422, 422, 422]);
+    for (const refused of answers.filter((a) => a.status === 422)) assert.deepEqual(refused.body.errors, { email: ['The email has already been taken.'] });
+  });
+
   test('issue, list and revoke tokens; a revoked token is refused at once', async () => {
     const user = await service.user();
     const issued = await asOwner('POST', `/admin/users/${user.id}/tokens`, { name: 'ci' });
