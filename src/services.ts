@@ -49,7 +49,7 @@ export async function createPlatformServices(config: Config, options: { migrate?
     const accounts = new AccountStore(db, { tokenCacheMs: config.tokenCacheMs });
     if (options.listen !== false && db.listen) {
       // Tokens revoked by another process (a CLI, another server) leave this one's cache at once.
-      const unlisten = await db.listen(TOKEN_REVOKED_CHANNEL, (id) => accounts.forget(Number(id)), () => accounts.forgetAll());
+      const unlisten = await db.listen(TOKEN_REVOKED_CHANNEL, (id) => accounts.forget(Number(id)), (listening) => accounts.setCaching(listening));
       opened.push(unlisten);
     }
     let redis: Redis | undefined;

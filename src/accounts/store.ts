@@ -53,6 +53,8 @@ export class AccountStore {
   private readonly tokenCache = new Map<string, CachedToken>();
   /** Bumped by every revocation: a look-up that raced one is not cached. */
   private revocations = 0;
+  /** Set while revocations from other processes cannot arrive: nothing is cached then. */
+  private cachingPaused = false;
 
   constructor(db: Database, options: { tokenCacheMs?: number } = {}) {
     this.db = db;
@@ -87,7 +89,7 @@ export class AccountStore {
     const row = rows[0];
     if (!row || !hashesEqual(row.token_hash, hash)) return null;
     const user = { id: Number(row.user_id), tokenId: Number(row.id) };
-    if (this.tokenCacheMs > 0 && revocationsBefore === this.revocations) this.remember(hash, user);
+    if (this.tokenCacheMs > 0 && !this.cachingPaused && revocationsBefore === this.revocations) this.remember(hash, user);
     this.touch(user.tokenId);
     return user;
   }
@@ -103,8 +105,12 @@ export class AccountStore {
     for (const [hash, entry] of this.tokenCache) if (entry.tokenId === tokenId) this.tokenCache.delete(hash);
   }
 
-  /** Drops every cached token (revocations may have been missed). */
-  forgetAll(): void {
+  /**
+   * Turns the token cache off while revocations made elsewhere cannot reach this process (its
+   * listening connection is lost), and back on, empty, once they can again.
+   */
+  setCaching(enabled: boolean): void {
+    this.cachingPaused = !enabled;
     this.revocations += 1;
     this.tokenCache.clear();
   }

@@ -18,11 +18,11 @@ export interface Database extends Queryable {
   exec(sql: string): Promise<void>;
   /**
    * Calls `onMessage` with the payload of every NOTIFY on `channel`, from any process, until the
-   * returned function is called. When the listening connection is lost, `onGap` is called (some
-   * messages may have been missed) and the listener reconnects. Embedded: one process, nothing
-   * to listen to (undefined).
+   * returned function is called. When the listening connection is lost, `onListening(false)` is
+   * called (messages are being missed) and the listener reconnects; `onListening(true)` once it
+   * listens again. Embedded: one process, nothing to listen to (undefined).
    */
-  listen?(channel: string, onMessage: (payload: string) => void, onGap: () => void): Promise<() => Promise<void>>;
+  listen?(channel: string, onMessage: (payload: string) => void, onListening: (listening: boolean) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -127,7 +127,7 @@ async function openPostgres(url: string): Promise<Database> {
     async exec(sql) {
       await pool.query(sql);
     },
-    listen: (channel, onMessage, onGap) => listenPostgres(pg, withDefaultUser(url), channel, onMessage, onGap),
+    listen: (channel, onMessage, onListening) => listenPostgres(pg, withDefaultUser(url), channel, onMessage, onListening),
     close: () => pool.end(),
   };
 }
@@ -138,7 +138,7 @@ async function listenPostgres(
   url: string,
   channel: string,
   onMessage: (payload: string) => void,
-  onGap: () => void,
+  onListening: (listening: boolean) => void,
 ): Promise<() => Promise<void>> {
   if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`Bad channel name "${channel}".`);
   let client: InstanceType<typeof pg.Client> | null = null;
@@ -155,7 +155,7 @@ async function listenPostgres(
       if (client !== next || stopped) return;
       client = null;
       next.end().catch(() => {});
-      onGap();
+      onListening(false);
       schedule();
     };
     next.on('error', lost);
@@ -168,8 +168,7 @@ async function listenPostgres(
   const schedule = () => {
     retry = setTimeout(() => {
       connect().then(
-        // Messages sent while nobody listened are gone: say so once more, now that we listen.
-        () => onGap(),
+        () => onListening(true),
         () => {
           delay = Math.min(delay * 2, 30_000);
           schedule();

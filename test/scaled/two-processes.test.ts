@@ -92,6 +92,24 @@ describe('two server processes on PostgreSQL + Redis', { skip }, () => {
     assert.deepEqual(await Promise.all(servers.map((s) => me(s, rotated.token))), [200, 200]);
   });
 
+  test('a server whose listening connection was cut listens again, and revocations reach it', async () => {
+    const listeners = async () => {
+      const [row] = await services.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN gleaner_token_revoked' AND pid <> pg_backend_pid()`,
+      );
+      return row.n;
+    };
+    // Ours (this test's services) and the two servers'.
+    await waitUntil(async () => (await listeners()) === 3, 10_000, 'three listeners');
+    await services.db.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN gleaner_token_revoked'`);
+    await waitUntil(async () => (await listeners()) === 3, 20_000, 'every process to listen again');
+    const u = await user(0);
+    const me = (server: ServerProcess) => fetch(server.url + '/me', { headers: { authorization: `Bearer ${u.token}` } }).then((r) => r.status);
+    assert.deepEqual(await Promise.all(servers.map(me)), [200, 200]);
+    await services.accounts.revokeToken(Number(u.token.split('|')[0]));
+    await waitUntil(async () => (await Promise.all(servers.map(me))).every((s) => s === 401), 10_000, 'both servers to refuse the token');
+  });
+
   test('a process killed with SIGKILL while holding credits: the other returns them after the TTL', async () => {
     const u = await user(30);
     const victim = servers[1];
