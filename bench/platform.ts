@@ -353,7 +353,9 @@ async function verify(config: ReturnType<typeof loadConfig>, userIds: number[], 
     );
     const charged = GRANT * userIds.length - Number(balances.total);
     const [ledger] = await services.db.query<{ captured: number; captures: number }>(
-      `SELECT COALESCE(sum(charged), 0)::bigint AS captured, count(*) FILTER (WHERE kind = 'capture')::bigint AS captures
+      // Net of refunds (requests whose client hung up while their capture committed).
+      `SELECT (COALESCE(sum(charged), 0) - COALESCE(sum(delta) FILTER (WHERE kind = 'refund'), 0))::bigint AS captured,
+              (count(*) FILTER (WHERE kind = 'capture') - count(*) FILTER (WHERE kind = 'refund'))::bigint AS captures
          FROM credit_ledger WHERE user_id = ANY($1::bigint[])`,
       [userIds],
     );

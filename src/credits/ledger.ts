@@ -172,6 +172,23 @@ export class CreditLedger {
     });
   }
 
+  /**
+   * Gives back what a request was charged when its answer could not be delivered (the client hung
+   * up while the capture committed), and records the request as 499 with no credits. Once per
+   * request: the ledger's unique (reference, kind) refuses a second refund, and nothing changes.
+   */
+  async refund(requestId: string, userId: number, product: Product, amount: number): Promise<void> {
+    await this.db.query(
+      `WITH l AS (
+         INSERT INTO credit_ledger (user_id, product, kind, delta, reference) VALUES ($2, $3, 'refund', $4::bigint, $1)
+         ON CONFLICT (reference, kind) DO NOTHING RETURNING delta),
+       b AS (UPDATE balances SET balance = balances.balance + l.delta FROM l WHERE user_id = $2 AND product = $3),
+       h AS (UPDATE request_history SET status = 499, credits = 0 FROM l WHERE request_id = $1)
+       SELECT count(*) FROM l`,
+      [requestId, userId, product, amount],
+    );
+  }
+
   /** Returns holds whose process never settled them. Returns how many were released. */
   async sweepExpiredHolds(): Promise<number> {
     const rows = await this.db.query(

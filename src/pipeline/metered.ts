@@ -187,6 +187,13 @@ export async function runEndpoint(
     }
     // A success that could not be charged is not answered as one: the work is not given away.
     if (!(await finish()) && charge > 0) throw new Error(`${endpoint.path}: the credits of a successful request could not be captured.`);
+    if (clientGone && charge > 0 && product) {
+      // The client hung up while its credits were being captured: the answer will not reach it.
+      await services.ledger.refund(requestId, user.id, product, charge).catch((error: unknown) => {
+        request.log.error({ err: error, requestId }, 'refunding a request whose client hung up failed');
+      });
+      status = 499;
+    }
     reply.code(status).send(result.body);
   } catch (error) {
     charge = 0;

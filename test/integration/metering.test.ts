@@ -143,6 +143,53 @@ describe('charging', () => {
     assert.equal(await holdsOf(user.id), 0);
   });
 
+  test('a client that hangs up while its credits are being captured gets them back, recorded as 499', async () => {
+    const user = await service.user({ scraping: 10 });
+    const ledger = service.services.ledger;
+    const settle = ledger.settle;
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    // Captures wait at the gate: the client hangs up in that moment.
+    ledger.settle = async (requestId, charge, history) => {
+      if (charge > 0) await gate;
+      return settle.call(ledger, requestId, charge, history);
+    };
+    try {
+      const controller = new AbortController();
+      const pending = fetch(service.url + '/v1/test/work', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ cost: 3 }),
+        signal: controller.signal,
+      }).catch(() => null);
+      await waitFor(async () => (await holdsOf(user.id)) === 1);
+      controller.abort();
+      await pending;
+      await new Promise((resolve) => setTimeout(resolve, 300)); // the server sees the connection close
+      open();
+      await waitFor(async () => (await holdsOf(user.id)) === 0);
+    } finally {
+      ledger.settle = settle;
+    }
+    await waitFor(async () => (await ledger.balance(user.id, 'scraping')) === 10);
+    const history = await service.call('GET', '/requests', { token: user.token });
+    assert.deepEqual([history.body.data[0].status, history.body.data[0].credits], [499, 0]);
+    const [refunds] = await service.services.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM credit_ledger WHERE user_id = $1 AND kind = 'refund'`, [user.id]);
+    assert.equal(refunds.n, 1);
+    await ledgerAgrees(user.id);
+  });
+
+  test('a refund is made once: sent again, it changes nothing', async () => {
+    const user = await service.user({ scraping: 10 });
+    const r = await work(user.token, { cost: 2 });
+    assert.equal(r.status, 200);
+    const [row] = await service.services.db.query<{ request_id: string }>('SELECT request_id FROM request_history WHERE user_id = $1', [user.id]);
+    await service.services.ledger.refund(row.request_id, user.id, 'scraping', 2);
+    await service.services.ledger.refund(row.request_id, user.id, 'scraping', 2);
+    assert.equal(await service.services.ledger.balance(user.id, 'scraping'), 10);
+    await ledgerAgrees(user.id);
+  });
+
   test('parameters PostgreSQL cannot store as they are (NUL, a lone surrogate) are charged and recorded, cleaned', async () => {
     const user = await service.user({ scraping: 10 });
     // Written by hand: the escapes must reach the server as JSON escapes.
