@@ -53,11 +53,18 @@ export async function startService(config: Config, options: StartOptions = {}): 
     if (embedded) adminSocket = await listenAdminSocket(services, config.dataDir);
 
     const ledger = services.ledger;
+    // One sweep at a time: a sweep held up by a locked row must not pile up others behind it.
+    let sweeping = false;
     sweeper = setInterval(() => {
-      ledger.sweepExpiredHolds().then(
-        (released) => released && server.app.log.warn({ released }, 'released credit holds left by a process that stopped'),
-        (error) => server.app.log.error({ err: error }, 'sweeping expired holds failed'),
-      );
+      if (sweeping) return;
+      sweeping = true;
+      ledger
+        .sweepExpiredHolds()
+        .then(
+          (released) => released && server.app.log.warn({ released }, 'released credit holds left by a process that stopped'),
+          (error) => server.app.log.error({ err: error }, 'sweeping expired holds failed'),
+        )
+        .finally(() => (sweeping = false));
     }, config.sweepIntervalMs);
     sweeper.unref();
     await ledger.sweepExpiredHolds();

@@ -47,6 +47,8 @@ export async function createPlatformServices(config: Config, options: { migrate?
     opened.push(() => db.close());
     if (options.migrate !== false) await migrate(db);
     const accounts = new AccountStore(db, { tokenCacheMs: config.tokenCacheMs });
+    const ledger = new CreditLedger(db, { holdTtlSeconds: config.holdTtlSeconds });
+    opened.push(() => ledger.stop());
     if (options.listen !== false && db.listen) {
       // Tokens revoked by another process (a CLI, another server) leave this one's cache at once.
       const unlisten = await db.listen(TOKEN_REVOKED_CHANNEL, (id) => accounts.forget(Number(id)), (listening) => accounts.setCaching(listening));
@@ -70,7 +72,7 @@ export async function createPlatformServices(config: Config, options: { migrate?
       config,
       db,
       accounts,
-      ledger: new CreditLedger(db, { holdTtlSeconds: config.holdTtlSeconds }),
+      ledger,
       prices: new Prices(db),
       history: new HistoryStore(db),
       throttle: throttleStore,

@@ -60,6 +60,9 @@ export class CreditLedger {
   readonly holdTtlSeconds: number;
   readonly #holds: GroupCommit<HoldRequest, number>;
   readonly #settlements: GroupCommit<SettleItem, number>;
+  /** Requests of this process holding credits: their holds are renewed, so only a dead process's expire. */
+  readonly #live = new Set<string>();
+  #renewal: NodeJS.Timeout | undefined;
 
   constructor(db: Database, options: CreditLedgerOptions) {
     this.db = db;
@@ -82,8 +85,38 @@ export class CreditLedger {
    * default). Its request then settles against no hold and is charged nothing: never overcharged,
    * never overdrawn, and the ledger still adds up.
    */
-  hold(request: HoldRequest): Promise<number> {
-    return this.#holds.submit(request);
+  async hold(request: HoldRequest): Promise<number> {
+    const amount = await this.#holds.submit(request);
+    if (amount > 0) this.#keepAlive(request.requestId);
+    return amount;
+  }
+
+  /**
+   * A request may outlive the hold TTL (a long queue for the PDF threads): while this process
+   * lives, its holds' expiry is pushed forward every third of the TTL, in one statement for all.
+   * The sweeper then only ever returns holds of a process that stopped.
+   */
+  #keepAlive(requestId: string): void {
+    this.#live.add(requestId);
+    if (this.#renewal) return;
+    this.#renewal = setInterval(() => {
+      if (this.#live.size === 0) return;
+      this.db
+        .query('UPDATE credit_holds SET expires_at = clock_timestamp() + make_interval(secs => $2) WHERE request_id = ANY($1::text[])', [
+          [...this.#live],
+          this.holdTtlSeconds,
+        ])
+        .catch(() => {
+          // The next round tries again; a hold that expires meanwhile is returned, never lost.
+        });
+    }, Math.max(100, (this.holdTtlSeconds * 1000) / 3));
+    this.#renewal.unref();
+  }
+
+  /** Stops renewing holds (the process is closing). */
+  stop(): void {
+    clearInterval(this.#renewal);
+    this.#renewal = undefined;
   }
 
   async #holdBatch(items: HoldRequest[]): Promise<number[]> {
@@ -109,7 +142,9 @@ export class CreditLedger {
    */
   async extend(requestId: string, amount: number): Promise<number> {
     const rows = await this.db.query<{ amount: number }>(
-      `WITH h0 AS (SELECT user_id, product FROM credit_holds WHERE request_id = $1),
+      // The hold row is locked first, as the sweeper locks it (hold, then balance): a hold swept
+      // meanwhile is not found, and nothing is taken from the balance for it.
+      `WITH h0 AS (SELECT user_id, product FROM credit_holds WHERE request_id = $1 FOR UPDATE),
        taken AS (
          UPDATE balances b SET balance = b.balance - $2::bigint
            FROM h0 WHERE b.user_id = h0.user_id AND b.product = h0.product AND b.balance >= $2::bigint
@@ -135,6 +170,7 @@ export class CreditLedger {
    * is then taken once per request (by the hold) instead of twice.
    */
   settle(requestId: string, charge: number, history?: HistoryRecord): Promise<number> {
+    this.#live.delete(requestId);
     return this.#settlements.submit({ settle: { requestId, charge }, history });
   }
 

@@ -114,13 +114,13 @@ export async function runEndpoint(
         }
       : undefined;
     try {
-      if (held > 0) await services.ledger.settle(requestId, charge, history);
-      else if (history) await services.ledger.record(history);
-      return true;
+      if (held > 0) return { ok: true, charged: await services.ledger.settle(requestId, charge, history) };
+      if (history) await services.ledger.record(history);
+      return { ok: true, charged: 0 };
     } catch (error) {
       // The hold stays behind and the sweeper returns it: the user is never charged by mistake.
       request.log.error({ err: error, requestId }, 'settling credits or recording history failed');
-      return false;
+      return { ok: false, charged: 0 };
     }
   };
 
@@ -174,22 +174,27 @@ export async function runEndpoint(
     };
     const result = await endpoint.handler(context);
     status = result.status ?? endpoint.success.status;
-    if (held > 0 && status >= 200 && status < 300 && !controller.signal.aborted) {
+    // Only a client that went away forfeits a finished result; one aborted by a shutdown after the
+    // work completed is answered, and charged, as usual.
+    if (held > 0 && status >= 200 && status < 300 && !clientGone) {
       charge = result.cost ?? held;
       if (!Number.isInteger(charge) || charge < 0 || charge > held) {
         charge = 0;
         throw new Error(`${endpoint.path} reported a cost of ${result.cost} with ${held} credits held.`);
       }
     }
-    if (controller.signal.aborted) {
+    if (clientGone) {
       charge = 0;
       status = 499; // nginx's "client closed request": recorded, never sent
     }
     // A success that could not be charged is not answered as one: the work is not given away.
-    if (!(await finish()) && charge > 0) throw new Error(`${endpoint.path}: the credits of a successful request could not be captured.`);
-    if (clientGone && charge > 0 && product) {
+    const settled = await finish();
+    if (charge > 0 && (!settled.ok || settled.charged < charge)) {
+      throw new Error(`${endpoint.path}: the credits of a successful request could not be captured (charged ${settled.charged} of ${charge}).`);
+    }
+    if (clientGone && settled.charged > 0 && product) {
       // The client hung up while its credits were being captured: the answer will not reach it.
-      await services.ledger.refund(requestId, user.id, product, charge).catch((error: unknown) => {
+      await services.ledger.refund(requestId, user.id, product, settled.charged).catch((error: unknown) => {
         request.log.error({ err: error, requestId }, 'refunding a request whose client hung up failed');
       });
       status = 499;
