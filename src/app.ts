@@ -11,7 +11,7 @@ import { buildServer, type GleanerServer } from './http/server.ts';
 import { ENDPOINTS } from './endpoints/table.ts';
 import { listenAdminSocket } from './operator/admin-socket.ts';
 import { lockDataDir } from './storage/data-dir-lock.ts';
-import type { Endpoint } from './endpoints/types.ts';
+import type { Endpoint } from './pipeline/endpoint.ts';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 

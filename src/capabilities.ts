@@ -1,25 +1,25 @@
 /**
- * The heavy capabilities behind the billed routes: the PDF worker pool, the OCR engines, the
- * search engine chain and the headless browser pool. Each module reads its own settings from the
- * same environment as the rest of the config; they are started lazily (or warmed by `serve`) so a
+ * The capability registry: the heavy parts behind the billed routes (the PDF worker pool, the
+ * OCR engines, the search engine chain, the headless browser pool, and the upstream runner the
+ * adapters share). Each module says how it reads its settings, starts and closes (its
+ * `Capability`); this file reads every module's settings at start-up, so a typo stops the start
+ * with the variable's name, and starts each one on first use (or when `serve` warms it), so a
  * process only pays for what it uses.
  */
 import type { Redis } from 'ioredis';
 import type { FastifyBaseLogger } from 'fastify';
-import { ConfigError, type Config } from './config.ts';
-import { createPdfExtractor, MIN_PDF_HEAP_MB, type PdfExtractor } from './extract/pdf/index.ts';
-import { createImageOcr, imageOcrOptionsFromEnv, type ImageOcr } from './extract/image/index.ts';
-import {
-  createSearchChain,
-  ENGINE_NAMES,
-  MemorySearchCache,
-  readSearchSettings,
-  RedisSearchCache,
-  type BrowserFetch,
-  type SearchChain,
-} from './adapters/search/index.ts';
-import { browserPoolOptionsFromEnv, createBrowserPool, isBrowserAvailable, type BrowserPool } from './browser/index.ts';
+import type { Capability } from './core/capability.ts';
+import type { EnvReader } from './core/env.ts';
+import type { Config } from './config.ts';
+import type { PdfExtractor } from './extract/pdf/index.ts';
+import { pdfCapability } from './extract/pdf/capability.ts';
+import type { ImageOcr } from './extract/image/index.ts';
+import { ocrCapability } from './extract/image/capability.ts';
+import { MemorySearchCache, RedisSearchCache, searchCapability, searchWantsBrowser, type SearchChain } from './adapters/search/index.ts';
+import { createUpstreamRunner, type BrowserSource, type UpstreamRunner } from './adapters/kit/runner.ts';
+import { browserCapability, isBrowserAvailable, type BrowserPool } from './browser/index.ts';
 import type { OutboundClient } from './outbound/types.ts';
+import { envReader } from './core/env.ts';
 
 export interface Capabilities {
   pdf(): PdfExtractor;
@@ -27,88 +27,79 @@ export interface Capabilities {
   search(): SearchChain;
   /** The shared headless browser pool, or null when no Chromium is installed. */
   browser(): Promise<BrowserPool | null>;
+  /** Runs upstream adapters (forum, microblog, web) through the outbound client or the browser. */
+  upstreams: UpstreamRunner;
   /** Starts what the first request should not wait for (OCR engines). */
   warm(): Promise<void>;
   close(): Promise<void>;
 }
 
-function positive(env: NodeJS.ProcessEnv, name: string): number | undefined {
-  const raw = env[name]?.trim();
-  if (!raw) return undefined;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new ConfigError(`${name} must be a positive whole number (got "${raw}").`);
-  return Number(raw);
+/** A capability started on first use, closed only if it was. */
+class Lazy<S, I, D> {
+  #instance: I | undefined;
+  readonly #capability: Capability<S, I, D>;
+  readonly #settings: S;
+  readonly #deps: () => D;
+
+  constructor(capability: Capability<S, I, D>, env: EnvReader, deps: () => D) {
+    this.#capability = capability;
+    this.#settings = env.read((reader) => capability.settings(reader));
+    this.#deps = deps;
+  }
+
+  get(): I {
+    return (this.#instance ??= this.#capability.start(this.#settings, this.#deps()));
+  }
+
+  get settings(): S {
+    return this.#settings;
+  }
+
+  async close(): Promise<void> {
+    if (this.#instance !== undefined) await this.#capability.close(this.#instance);
+  }
 }
 
 export async function createCapabilities(
   config: Config,
   deps: { outbound: OutboundClient; redis?: Redis; logger?: FastifyBaseLogger },
 ): Promise<Capabilities> {
-  const { env } = config;
-  // Settings are read now, so a typo stops the start instead of failing the first request.
-  const pdfOptions = { threads: positive(env, 'PDF_THREADS'), timeoutMs: positive(env, 'PDF_TIMEOUT_MS'), maxHeapMb: positive(env, 'PDF_MAX_HEAP_MB') };
-  if (pdfOptions.maxHeapMb !== undefined && pdfOptions.maxHeapMb < MIN_PDF_HEAP_MB) {
-    throw new ConfigError(`PDF_MAX_HEAP_MB must be at least ${MIN_PDF_HEAP_MB} (got ${pdfOptions.maxHeapMb}): a smaller heap cannot run pdf.js.`);
-  }
-  const ocrOptions = settings(() => imageOcrOptionsFromEnv(env));
-  const browserOptions = settings(() => browserPoolOptionsFromEnv(env));
+  const env = envReader(config.env);
+  const pdf = new Lazy(pdfCapability, env, () => undefined);
+  const ocr = new Lazy(ocrCapability, env, () => undefined);
+  const browserSettings = env.read((reader) => browserCapability.settings(reader));
 
-  const listed = (env.SEARCH_ENGINES ?? '').trim();
-  const wantsGoogle = listed === '' || /(^|,)\s*google\s*(,|$)/i.test(listed);
-  const hasBrowser = wantsGoogle ? await isBrowserAvailable(browserOptions.executablePath) : false;
-  const searchSettings = settings(() => readSearchSettings(env, { hasBrowser }));
-
-  let pdf: PdfExtractor | undefined;
-  let ocr: ImageOcr | undefined;
   let browser: Promise<BrowserPool | null> | undefined;
-
   const getBrowser = () =>
-    (browser ??= isBrowserAvailable(browserOptions.executablePath).then((available) => (available ? createBrowserPool(browserOptions) : null)));
+    (browser ??= isBrowserAvailable(browserSettings.executablePath).then((available) =>
+      available ? browserCapability.start(browserSettings, undefined) : null,
+    ));
+  const browserSource: BrowserSource = getBrowser;
 
-  const browserFetch: BrowserFetch = async (request) => {
-    const pool = await getBrowser();
-    if (!pool) throw new Error('No headless browser is available.');
-    const page = await pool.fetchPage({ url: request.url, headers: request.headers });
-    return { status: page.status, url: page.url, headers: page.headers, body: page.body };
-  };
-
-  const baseUrls = Object.fromEntries(
-    ENGINE_NAMES.flatMap((engine) => {
-      const url = env[`UPSTREAM_${engine.toUpperCase()}_URL`]?.trim();
-      return url ? [[engine, url]] : [];
-    }),
-  );
-  const search = settings(() =>
-    createSearchChain({
-      engines: searchSettings.engines,
-      fetch: deps.outbound,
-      baseUrls,
-      timeoutMs: positive(env, 'SEARCH_TIMEOUT_MS') ?? 15_000,
-      cacheTtlSeconds: searchSettings.cacheTtlSeconds,
-      cache: searchSettings.cacheTtlSeconds > 0 ? (deps.redis ? new RedisSearchCache(deps.redis, { prefix: config.redisPrefix }) : new MemorySearchCache()) : undefined,
-      browserFetch: hasBrowser ? browserFetch : undefined,
+  const searchSettings = env.read((reader) => searchCapability.settings(reader));
+  // Only look for Chromium at start-up when the engines asked for may need it (Google).
+  const hasBrowser = searchWantsBrowser(searchSettings) ? await isBrowserAvailable(browserSettings.executablePath) : false;
+  const search = env.read(() =>
+    searchCapability.start(searchSettings, {
+      outbound: deps.outbound,
+      browser: hasBrowser ? browserSource : undefined,
+      cache: deps.redis ? new RedisSearchCache(deps.redis, { prefix: config.redisPrefix }) : new MemorySearchCache(),
       logger: deps.logger,
     }),
   );
+  const upstreams = createUpstreamRunner({ outbound: deps.outbound, browser: browserSource, logger: deps.logger });
 
   return {
-    pdf: () => (pdf ??= createPdfExtractor(pdfOptions)),
-    ocr: () => (ocr ??= createImageOcr(ocrOptions)),
+    pdf: () => pdf.get(),
+    ocr: () => ocr.get(),
     search: () => search,
     browser: getBrowser,
+    upstreams,
     async warm() {
-      await (ocr ??= createImageOcr(ocrOptions)).warm();
+      await ocr.get().warm();
     },
     async close() {
-      await Promise.all([pdf?.close(), ocr?.close(), browser?.then((b) => b?.close())]);
+      await Promise.all([pdf.close(), ocr.close(), browser?.then((pool) => (pool ? browserCapability.close(pool) : undefined))]);
     },
   };
-}
-
-/** Runs a module's settings reader, turning its complaint into a start-up configuration error. */
-function settings<T>(read: () => T): T {
-  try {
-    return read();
-  } catch (error) {
-    throw new ConfigError((error as Error).message);
-  }
 }

@@ -3,8 +3,11 @@
  * README's configuration reference. Bad values stop the start with a message naming the variable.
  */
 import path from 'node:path';
-import { outboundOptionsFromEnv } from './outbound/config.ts';
+import { ConfigError, envReader, type EnvReader } from './core/env.ts';
+import { outboundCapability } from './outbound/config.ts';
 import type { OutboundClientOptions } from './outbound/client.ts';
+
+export { ConfigError } from './core/env.ts';
 
 export interface Config {
   host: string;
@@ -38,53 +41,37 @@ export interface StripeWebhookConfig {
   toleranceSeconds: number;
 }
 
-export class ConfigError extends Error {}
-
-function int(env: NodeJS.ProcessEnv, name: string, fallback: number, minimum = 0): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < minimum) throw new ConfigError(`${name} must be an integer ≥ ${minimum} (got "${raw}").`);
-  return value;
-}
-
-function stripeWebhookFromEnv(env: NodeJS.ProcessEnv): StripeWebhookConfig | undefined {
-  const secret = env.STRIPE_WEBHOOK_SECRET?.trim();
-  const toleranceSeconds = int(env, 'STRIPE_WEBHOOK_TOLERANCE_SECONDS', 300, 1);
+function stripeWebhookFromEnv(env: EnvReader): StripeWebhookConfig | undefined {
+  const secret = env.text('STRIPE_WEBHOOK_SECRET');
+  const toleranceSeconds = env.integer('STRIPE_WEBHOOK_TOLERANCE_SECONDS', { min: 1 }) ?? 300;
   if (!secret) return undefined;
   // The usual slip is pasting the API key (sk_..., rk_...) instead of the endpoint's secret.
   if (!/^whsec_\S+$/.test(secret)) {
-    throw new ConfigError('STRIPE_WEBHOOK_SECRET must be the webhook endpoint\'s signing secret (whsec_...), not an API key.');
+    throw new ConfigError('STRIPE_WEBHOOK_SECRET must be the webhook endpoint\'s signing secret (whsec_...), not an API key.', 'STRIPE_WEBHOOK_SECRET');
   }
   return { secret, toleranceSeconds };
 }
 
-function outboundFromEnv(env: NodeJS.ProcessEnv): OutboundClientOptions {
-  try {
-    return outboundOptionsFromEnv(env);
-  } catch (error) {
-    throw new ConfigError((error as Error).message);
-  }
-}
-
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const read = envReader(env);
+  const int = (name: string, fallback: number, min = 0) => read.integer(name, { min }) ?? fallback;
   return {
     host: env.HOST || '0.0.0.0',
-    port: int(env, 'PORT', 8080),
+    port: int('PORT', 8080),
     dataDir: path.resolve(env.DATA_DIR || './data'),
     databaseUrl: env.DATABASE_URL || undefined,
     redisUrl: env.REDIS_URL || undefined,
     redisPrefix: env.REDIS_PREFIX || 'gleaner:',
     trustProxy: env.TRUST_PROXY === '1' || env.TRUST_PROXY === 'true',
     logLevel: env.LOG_LEVEL || 'info',
-    bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
-    holdTtlSeconds: int(env, 'HOLD_TTL_SECONDS', 600, 1),
-    sweepIntervalMs: int(env, 'HOLD_SWEEP_INTERVAL_MS', 30_000, 100),
-    tokenCacheMs: int(env, 'TOKEN_CACHE_MS', 2_000, 0),
-    shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 25_000, 0),
+    bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024, 1024),
+    holdTtlSeconds: int('HOLD_TTL_SECONDS', 600, 1),
+    sweepIntervalMs: int('HOLD_SWEEP_INTERVAL_MS', 30_000, 100),
+    tokenCacheMs: int('TOKEN_CACHE_MS', 2_000, 0),
+    shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 25_000, 0),
     ownerEmail: env.OWNER_EMAIL || 'owner@localhost',
-    outbound: outboundFromEnv(env),
-    stripeWebhook: stripeWebhookFromEnv(env),
+    outbound: read.read((reader) => outboundCapability.settings(reader)),
+    stripeWebhook: stripeWebhookFromEnv(read),
     env,
   };
 }

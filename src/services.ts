@@ -11,7 +11,8 @@ import { CreditLedger } from './credits/ledger.ts';
 import { Prices } from './credits/prices.ts';
 import { HistoryStore } from './history/store.ts';
 import { MemoryThrottleStore, RedisThrottleStore, type ThrottleStore } from './throttle/limiter.ts';
-import { createOutboundClient, type ClosableOutboundClient } from './outbound/client.ts';
+import type { ClosableOutboundClient } from './outbound/client.ts';
+import { outboundCapability } from './outbound/config.ts';
 import { createCapabilities, type Capabilities } from './capabilities.ts';
 
 export interface Services {
@@ -64,8 +65,8 @@ export async function createPlatformServices(config: Config, options: { migrate?
     }
     const throttleStore = redis ? new RedisThrottleStore(redis, `${config.redisPrefix}throttle:`) : new MemoryThrottleStore();
     opened.push(() => throttleStore.close());
-    const outbound = createOutboundClient(config.outbound);
-    opened.push(() => outbound.close());
+    const outbound = outboundCapability.start(config.outbound);
+    opened.push(() => outboundCapability.close(outbound));
     const capabilities = await createCapabilities(config, { outbound, redis });
     opened.push(() => capabilities.close());
     return {

@@ -1,10 +1,12 @@
 /**
  * Browser pool settings from the environment, with the documented defaults (docs/browser.md).
  */
-import { outboundOptionsFromEnv } from '../outbound/config.ts';
+import type { Capability } from '../core/capability.ts';
+import { envReader } from '../core/env.ts';
+import { outboundCapability } from '../outbound/config.ts';
 import { DEFAULT_CHROMIUM_PATH } from './launch.ts';
-import { POOL_DEFAULTS } from './pool.ts';
-import type { BrowserPoolOptions } from './types.ts';
+import { createBrowserPool, POOL_DEFAULTS } from './pool.ts';
+import type { BrowserPool, BrowserPoolOptions } from './types.ts';
 
 export const BROWSER_DEFAULTS = {
   executablePath: DEFAULT_CHROMIUM_PATH,
@@ -18,24 +20,24 @@ export const BROWSER_DEFAULTS = {
  * Throws on a malformed number so a typo fails at start-up.
  */
 export function browserPoolOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): BrowserPoolOptions {
-  const outbound = outboundOptionsFromEnv(env);
-  return {
-    executablePath: env.CHROMIUM_PATH?.trim() || BROWSER_DEFAULTS.executablePath,
-    maxBrowsers: positiveInteger(env, 'BROWSER_MAX_BROWSERS', BROWSER_DEFAULTS.maxBrowsers),
-    maxPagesPerBrowser: positiveInteger(env, 'BROWSER_MAX_PAGES', BROWSER_DEFAULTS.maxPagesPerBrowser),
-    navigationTimeoutMs: positiveInteger(env, 'BROWSER_TIMEOUT_MS', BROWSER_DEFAULTS.navigationTimeoutMs),
-    allowHosts: outbound.allowHosts,
-    ...(outbound.proxyUrl !== undefined ? { proxyUrl: outbound.proxyUrl } : {}),
-    proxyCountryUsername: outbound.proxyCountryUsername,
-  };
+  return browserCapability.settings(envReader(env));
 }
 
-function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name]?.trim();
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value <= 0) {
-    throw new TypeError(`${name} must be a positive whole number, got "${raw}"`);
-  }
-  return value;
-}
+/** The headless browser pool, as a capability. The registry starts it only when Chromium is installed. */
+export const browserCapability: Capability<BrowserPoolOptions, BrowserPool> = {
+  name: 'browser',
+  settings(env) {
+    const outbound = outboundCapability.settings(env);
+    return {
+      executablePath: env.text('CHROMIUM_PATH') ?? BROWSER_DEFAULTS.executablePath,
+      maxBrowsers: env.positiveInteger('BROWSER_MAX_BROWSERS') ?? BROWSER_DEFAULTS.maxBrowsers,
+      maxPagesPerBrowser: env.positiveInteger('BROWSER_MAX_PAGES') ?? BROWSER_DEFAULTS.maxPagesPerBrowser,
+      navigationTimeoutMs: env.positiveInteger('BROWSER_TIMEOUT_MS') ?? BROWSER_DEFAULTS.navigationTimeoutMs,
+      allowHosts: outbound.allowHosts,
+      ...(outbound.proxyUrl !== undefined ? { proxyUrl: outbound.proxyUrl } : {}),
+      proxyCountryUsername: outbound.proxyCountryUsername,
+    };
+  },
+  start: (options) => createBrowserPool(options),
+  close: (pool) => pool.close(),
+};

@@ -64,25 +64,6 @@ export function browserFailure(error: unknown, requestUrl: string, mainUrl: stri
   return new OutboundError('network', firstLine(message), requestUrl, { cause: error });
 }
 
-/** `work`, unless `signal` aborts first: then its reason, at once. */
-export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
-
 function firstLine(text: string): string {
   return text.split('\n')[0];
 }

@@ -7,11 +7,12 @@
 import { OutboundError } from '../outbound/types.ts';
 import { assertProxyCountry, DEFAULT_PROXY_COUNTRY_USERNAME, parseProxyUrl, proxyUrlForCountry } from '../outbound/proxy.ts';
 import { parseHttpUrl } from '../outbound/url-policy.ts';
-import { invokeCheckUrl, untilAborted } from './failures.ts';
+import { invokeCheckUrl } from './failures.ts';
+import { raceAbort } from '../core/abort.ts';
 import { launchBrowser, type LaunchedBrowser } from './launch.ts';
 import { Limiter } from './limiter.ts';
 import { BrowserGoneError, renderPage, type RenderJob } from './render.ts';
-import type { BrowserPool, BrowserPoolOptions, BrowserPoolStats, FetchPageRequest, FetchPageResult } from './types.ts';
+import type { BrowserPool, BrowserPoolOptions, BrowserPoolStats, BrowserRequest, FetchPageResult } from './types.ts';
 
 export const POOL_DEFAULTS = {
   maxBrowsers: 1,
@@ -45,7 +46,7 @@ class Pool implements BrowserPool {
     this.#slots = Array.from({ length: maxBrowsers }, () => new BrowserSlot(options));
   }
 
-  async fetchPage(request: FetchPageRequest): Promise<FetchPageResult> {
+  async fetchPage(request: BrowserRequest): Promise<FetchPageResult> {
     const url = parseHttpUrl(request.url);
     if (request.proxyCountry !== undefined) assertProxyCountry(request.proxyCountry);
     invokeCheckUrl(request.checkUrl, url);
@@ -57,6 +58,10 @@ class Pool implements BrowserPool {
     const timer = setTimeout(() => {
       controller.abort(new OutboundError('timeout', `The page did not render within ${timeoutMs} ms`, url.href));
     }, timeoutMs);
+    // The caller going away (its client hung up) stops the render like the deadline does.
+    const onCallerAbort = () => controller.abort(request.signal?.reason);
+    if (request.signal?.aborted) onCallerAbort();
+    else request.signal?.addEventListener('abort', onCallerAbort, { once: true });
     this.#inFlight.add(controller);
     try {
       const release = await this.#limiter.acquire(controller.signal);
@@ -65,7 +70,7 @@ class Pool implements BrowserPool {
       const job: RenderJob = {
         url,
         headers: request.headers ?? {},
-        waitFor: request.waitFor,
+        waitFor: request.render?.waitFor,
         deadline,
         maxBytes: request.maxBytes ?? this.#maxTransferBytes,
         checkUrl: request.checkUrl,
@@ -91,12 +96,13 @@ class Pool implements BrowserPool {
       }
     } finally {
       clearTimeout(timer);
+      request.signal?.removeEventListener('abort', onCallerAbort);
       this.#inFlight.delete(controller);
     }
   }
 
   async #render(slot: BrowserSlot, job: RenderJob): Promise<FetchPageResult> {
-    const launched = await untilAborted(slot.browser(), job.signal).catch((error: unknown) => {
+    const launched = await raceAbort(slot.browser(), job.signal).catch((error: unknown) => {
       if (error instanceof OutboundError) throw error;
       throw new OutboundError('network', `Chromium could not be started: ${firstLine(error)}`, job.url.href, { cause: error });
     });

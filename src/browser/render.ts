@@ -8,7 +8,8 @@ import type { Browser, BrowserContext, CDPSession, Page, Response } from 'playwr
 import type { LookupFunction } from '../outbound/resolve.ts';
 import { OutboundError } from '../outbound/types.ts';
 import { parseHttpUrl } from '../outbound/url-policy.ts';
-import { browserFailure, guardFailure, invokeCheckUrl, untilAborted } from './failures.ts';
+import { browserFailure, guardFailure, invokeCheckUrl } from './failures.ts';
+import { raceAbort } from '../core/abort.ts';
 import { GUARD_REFUSAL_HEADER, startGuardProxy, type GuardProxy } from './guard-proxy.ts';
 import type { FetchPageResult } from './types.ts';
 
@@ -74,7 +75,7 @@ export async function renderPage(browser: Browser, job: RenderJob, settings: Ren
   const work = session.run();
   work.catch(() => undefined); // settles after the race below when stopped early
   try {
-    return await untilAborted(work, stop.signal);
+    return await raceAbort(work, stop.signal);
   } catch (error) {
     if (stop.signal.aborted && error === stop.signal.reason) throw error;
     if (error instanceof BrowserGoneError) throw error;

@@ -4,6 +4,7 @@
  * Failures are `OutboundError`s with the same codes as the plain outbound client.
  */
 import type { LookupFunction } from '../outbound/resolve.ts';
+import type { OutboundRequest } from '../outbound/types.ts';
 
 export interface BrowserPoolOptions {
   /** The Chromium binary (CHROMIUM_PATH). Never downloaded: the system package provides it. */
@@ -32,25 +33,24 @@ export interface BrowserPoolOptions {
   launchTimeoutMs?: number;
 }
 
-export interface FetchPageRequest {
-  /** An http(s) URL. */
-  url: string;
-  /** Sent with every request of the page. `User-Agent` replaces the browser's own. */
-  headers?: Record<string, string>;
+/** How a page is rendered, beyond what a plain request says. */
+export interface RenderOptions {
   /** A CSS selector to wait for after the load event, e.g. the results container. */
   waitFor?: string;
-  /** Whole-request deadline (queueing included). Default: the pool's `navigationTimeoutMs`. */
-  timeoutMs?: number;
-  /** Cap on the rendered HTML, in UTF-8 bytes. Default: the pool's `maxTransferBytes`. */
+}
+
+/**
+ * A page request: the outbound client's request fields (one fetch contract for plain HTTP and the
+ * browser), plus how to render. A page is always loaded with GET. `timeoutMs` counts queueing too;
+ * `maxBytes` caps the rendered HTML (default: the pool's `maxTransferBytes`); `checkUrl` sees the
+ * main-frame URL and every main-frame navigation and redirect hop (what it throws becomes
+ * `blocked_host`); `signal` stops the render and closes the page (the client went away).
+ */
+export interface BrowserRequest extends Pick<OutboundRequest, 'headers' | 'timeoutMs' | 'proxyCountry' | 'checkUrl' | 'signal'> {
+  /** An http(s) URL. */
+  url: string;
   maxBytes?: number;
-  /**
-   * Called with the main-frame URL before it is requested, then with every main-frame
-   * navigation and redirect hop. Throw to refuse: the request fails with that error
-   * (non-`OutboundError`s become `blocked_host`, as with the outbound client).
-   */
-  checkUrl?: (url: URL) => void;
-  /** Route through PROXY_URL with the username rewritten for this country (ignored without it). */
-  proxyCountry?: string;
+  render?: RenderOptions;
 }
 
 export interface FetchPageResult {
@@ -84,7 +84,7 @@ export interface BrowserPoolStats {
 }
 
 export interface BrowserPool {
-  fetchPage(request: FetchPageRequest): Promise<FetchPageResult>;
+  fetchPage(request: BrowserRequest): Promise<FetchPageResult>;
   stats(): BrowserPoolStats;
   /** Stops the browsers; queued and running requests fail. */
   close(): Promise<void>;

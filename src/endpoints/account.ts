@@ -1,7 +1,7 @@
 /** Account endpoints (contract §2, §4): profile and balances, e-mail change, request history. */
-import { httpErrors } from '../http/errors.ts';
+import { httpErrors } from '../core/errors.ts';
 import { between, custom, email, integer, min, required, string } from '../validation/rules.ts';
-import type { Endpoint } from './types.ts';
+import { defineEndpoint } from '../pipeline/endpoint.ts';
 
 const userExample = {
   user: {
@@ -15,7 +15,7 @@ const userExample = {
   },
 };
 
-export const getMe: Endpoint = {
+export const getMe = defineEndpoint({
   method: 'GET',
   path: '/me',
   summary: 'Profile and credit balances',
@@ -30,9 +30,9 @@ export const getMe: Endpoint = {
     if (!view) throw httpErrors.unauthenticated();
     return { body: { user: view } };
   },
-};
+});
 
-export const patchMe: Endpoint<{ email: string; secret_key: string }> = {
+export const patchMe = defineEndpoint({
   method: 'PATCH',
   path: '/me',
   summary: 'Change the e-mail address',
@@ -69,9 +69,9 @@ export const patchMe: Endpoint<{ email: string; secret_key: string }> = {
     }
     return { body: { user: await services.accounts.view(user.id) } };
   },
-};
+});
 
-export const listRequests: Endpoint<{ page: number; per_page: number; endpoint?: string; status?: number }> = {
+export const listRequests = defineEndpoint({
   method: 'GET',
   path: '/requests',
   summary: 'Request history',
@@ -145,4 +145,4 @@ export const listRequests: Endpoint<{ page: number; per_page: number; endpoint?:
       },
     };
   },
-};
+});

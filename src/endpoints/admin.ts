@@ -3,14 +3,13 @@
  * an owner account's token only. Same stores, same rules, same answers as `gleaner <command>
  * --json`; lists come as `{"data": [...]}`. Nothing here is billed or recorded in request history.
  */
-import { httpErrors, HttpError } from '../http/errors.ts';
+import { httpErrors, HttpError } from '../core/errors.ts';
 import { custom, email, integer, max, min, oneOf, required, string } from '../validation/rules.ts';
 import { PRODUCTS, type Product } from '../credits/products.ts';
 import { findPlan, PLANS } from '../credits/plans.ts';
 import { assignPlan, renewPlans } from '../credits/renewal.ts';
 import type { Field } from '../validation/schema.ts';
-import type { Endpoint, EndpointContext, EndpointResult, HttpMethod } from './types.ts';
-import type { Services } from '../services.ts';
+import type { Endpoint, EndpointContext, EndpointResult, HttpMethod, OperatorHandlerServices } from '../pipeline/endpoint.ts';
 import { EmailTakenError } from '../accounts/store.ts';
 
 /** Balances are BIGINT; a cap far above any plan keeps amounts exact in JSON numbers. */
@@ -33,7 +32,7 @@ function admin<I>(row: {
   status?: number;
   example?: unknown;
   errors?: number[];
-  handler(context: EndpointContext<I>): Promise<unknown>;
+  handler(context: Omit<EndpointContext<I>, 'services'> & { services: OperatorHandlerServices }): Promise<unknown>;
 }): Endpoint {
   const status = row.status ?? 200;
   return {
@@ -49,13 +48,15 @@ function admin<I>(row: {
     success: { status, description: row.summary, example: row.example },
     errors: row.errors,
     async handler(context): Promise<EndpointResult> {
-      return { status, body: await row.handler(context as EndpointContext<I>) };
+      // Owner rows run operator operations, which reach the ledger; the pipeline hands every row
+      // the whole service container.
+      return { status, body: await row.handler({ ...(context as unknown as EndpointContext<I>), services: context.services as OperatorHandlerServices }) };
     },
   };
 }
 
 /** 404 for a user id that names nobody (ids come from the path, already validated). */
-async function existingUser(services: Services, id: number): Promise<number> {
+async function existingUser(services: Pick<OperatorHandlerServices, 'accounts'>, id: number): Promise<number> {
   if (!(await services.accounts.userExists(id))) throw httpErrors.notFound(`There is no user ${id}.`);
   return id;
 }

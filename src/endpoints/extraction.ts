@@ -1,10 +1,15 @@
 /** The text-extraction product: POST /v1/pdf and POST /v1/image (contract §5). */
-import { httpErrors, MESSAGES } from '../http/errors.ts';
-import { price } from '../credits/prices.ts';
+import { httpErrors } from '../core/errors.ts';
 import { publicAddress, required, string, url, urlPathEndsWith } from '../validation/rules.ts';
+import { defineEndpoint } from '../pipeline/endpoint.ts';
 import { downloadDocument, MAX_BYTES } from './download.ts';
 import { OcrBusyError } from '../extract/image/index.ts';
-import type { Endpoint } from './types.ts';
+
+export const EXTRACTION_MESSAGES = {
+  pdfFailed: 'Unable to extract text from the PDF.',
+  pdfTooManyPages: 'The PDF has more than 30 pages.',
+  imageFailed: 'Unable to process the image.',
+} as const;
 
 /** Documents over this many pages are refused (400) before any extraction. */
 export const PDF_MAX_PAGES = 30;
@@ -15,7 +20,7 @@ const urlField = (extensions: string[], message: string, example: string) => ({
   example,
 });
 
-export const pdfEndpoint: Endpoint<{ url: string }> = {
+export const pdfEndpoint = defineEndpoint({
   method: 'POST',
   path: '/v1/pdf',
   summary: 'Text of a PDF, page by page',
@@ -24,12 +29,9 @@ export const pdfEndpoint: Endpoint<{ url: string }> = {
   tag: 'Extraction',
   input: 'body',
   schema: { fields: { url: urlField(['.pdf'], 'The url must point to a .pdf file.', 'https://example.com/report.pdf') } },
-  billing: {
-    product: 'extraction',
-    // One page is held up front; once the page count is known the hold grows to it (or 403).
-    // Holding 30 pages up front would let one request lock a small balance against the others.
-    cost: (_input, prices) => price(prices, 'pdf_page'),
-  },
+  // One page is held up front; once the page count is known the hold grows to it (or 403).
+  // Holding 30 pages up front would let one request lock a small balance against the others.
+  billing: { product: 'extraction', operation: 'pdf_page' },
   history: true,
   success: {
     status: 200,
@@ -43,30 +45,26 @@ export const pdfEndpoint: Endpoint<{ url: string }> = {
     },
   },
   errors: [400, 403],
-  async handler(context) {
-    const { input, services, signal } = context;
-    const perPage = price(await services.prices.current(), 'pdf_page');
+  async handler({ input, services, signal, meter }) {
     const file = await downloadDocument(services.outbound, input.url, MAX_BYTES.pdf, signal);
     // The worker refuses a document longer than the user can pay for before extracting its text.
-    const budget = perPage === 0 ? PDF_MAX_PAGES : Math.floor((await context.affordable()) / perPage);
+    const budget = await meter.affordable();
     const outcome = await services.capabilities.pdf().extract(new Uint8Array(file.buffer, file.byteOffset, file.byteLength), budget, signal);
     switch (outcome.kind) {
-      case 'ok': {
-        const cost = Math.max(1, outcome.pageCount) * perPage;
-        await context.holdUpTo(cost);
-        return { body: outcome.result, cost };
-      }
+      case 'ok':
+        await meter.cover(Math.max(1, outcome.pageCount));
+        return { body: outcome.result };
       case 'too_many_pages':
-        throw httpErrors.badRequest(MESSAGES.pdfTooManyPages);
+        throw httpErrors.badRequest(EXTRACTION_MESSAGES.pdfTooManyPages);
       case 'over_budget':
         throw httpErrors.insufficientCredits();
       default:
-        throw httpErrors.badRequest(MESSAGES.pdfFailed);
+        throw httpErrors.badRequest(EXTRACTION_MESSAGES.pdfFailed);
     }
   },
-};
+});
 
-export const imageEndpoint: Endpoint<{ url: string }> = {
+export const imageEndpoint = defineEndpoint({
   method: 'POST',
   path: '/v1/image',
   summary: 'Text in an image (OCR)',
@@ -78,7 +76,7 @@ export const imageEndpoint: Endpoint<{ url: string }> = {
       url: urlField(['.jpg', '.jpeg', '.png', '.webp'], 'The url must point to a .jpg, .jpeg, .png or .webp file.', 'https://example.com/receipt.png'),
     },
   },
-  billing: { product: 'extraction', cost: (_input, prices) => price(prices, 'image') },
+  billing: { product: 'extraction', operation: 'image' },
   history: true,
   success: { status: 200, description: 'The text found.', example: { text: 'INVOICE\nTotal: 42.00' } },
   errors: [400, 403, 503],
@@ -92,7 +90,7 @@ export const imageEndpoint: Endpoint<{ url: string }> = {
       if (error instanceof OcrBusyError) throw httpErrors.busy();
       throw error;
     }
-    if (outcome.kind !== 'ok') throw httpErrors.badRequest(MESSAGES.imageFailed);
+    if (outcome.kind !== 'ok') throw httpErrors.badRequest(EXTRACTION_MESSAGES.imageFailed);
     return { body: { text: outcome.text } };
   },
-};
+});

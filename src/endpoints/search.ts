@@ -1,26 +1,21 @@
 /** POST /v1/engine-search: organic results from a chain of search engines (contract §5). */
-import { httpErrors, MESSAGES } from '../http/errors.ts';
-import { price, type PriceTable } from '../credits/prices.ts';
+import { httpErrors } from '../core/errors.ts';
 import { between, integer, min, oneOf, required, string } from '../validation/rules.ts';
 import { COUNTRY_CODES } from '../validation/countries.ts';
-import { SEARCH_LANGUAGES, TIME_RANGES, type SearchLanguage, type TimeRange } from '../adapters/search/types.ts';
-import type { Endpoint } from './types.ts';
+import { SEARCH_LANGUAGES, TIME_RANGES } from '../adapters/search/types.ts';
+import { defineEndpoint } from '../pipeline/endpoint.ts';
 
-export interface SearchInput {
-  query: string;
-  country: string;
-  language: SearchLanguage;
-  page: number;
-  per_page: number;
-  time_range?: TimeRange;
-}
+export const SEARCH_MESSAGES = {
+  noResults: 'No results found!',
+  unavailable: 'The search engine did not answer, please retry.',
+} as const;
 
 /** `max(3, round(per_page / 3))`: 10 → 3, 15 → 5, 20 → 7, 50 → 17, 100 → 33. The 3 is the price table's `search`. */
-export function searchCost(perPage: number, prices: PriceTable): number {
-  return Math.max(price(prices, 'search'), Math.round(perPage / 3));
+export function searchCost(perPage: number, searchPrice: number): number {
+  return Math.max(searchPrice, Math.round(perPage / 3));
 }
 
-export const searchEndpoint: Endpoint<SearchInput> = {
+export const searchEndpoint = defineEndpoint({
   method: 'POST',
   path: '/v1/engine-search',
   summary: 'Organic search results',
@@ -38,7 +33,7 @@ export const searchEndpoint: Endpoint<SearchInput> = {
       time_range: { rules: [string(), oneOf(TIME_RANGES)] },
     },
   },
-  billing: { product: 'scraping', cost: (input, prices) => searchCost(input.per_page, prices) },
+  billing: { product: 'scraping', operation: 'search', credits: (_units, unitPrice, input) => searchCost(input.per_page, unitPrice) },
   history: true,
   success: {
     status: 200,
@@ -56,7 +51,7 @@ export const searchEndpoint: Endpoint<SearchInput> = {
   },
   errors: [403, 404, 502],
   async handler({ input, services, signal }) {
-    const outcome = await services.capabilities.search().search(
+    const outcome = await services.capabilities.search().find(
       {
         query: input.query,
         country: input.country,
@@ -67,8 +62,8 @@ export const searchEndpoint: Endpoint<SearchInput> = {
       },
       signal,
     );
-    if (outcome.kind === 'no_results') throw httpErrors.notFound(MESSAGES.noResults);
-    if (outcome.kind === 'unavailable') throw httpErrors.badGateway(MESSAGES.searchUnavailable);
+    if (outcome.kind === 'no_results') throw httpErrors.notFound(SEARCH_MESSAGES.noResults);
+    if (outcome.kind === 'unavailable') throw httpErrors.badGateway(SEARCH_MESSAGES.unavailable);
     return { body: { response: outcome.results } };
   },
-};
+});

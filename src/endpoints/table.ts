@@ -3,16 +3,16 @@
  * exactly these routes, runs each through the metered pipeline, and generates /openapi.json
  * from the same rows.
  */
-import type { Endpoint } from './types.ts';
+import type { Endpoint } from '../pipeline/endpoint.ts';
 import { getMe, listRequests, patchMe } from './account.ts';
 import { searchEndpoint } from './search.ts';
 import { imageEndpoint, pdfEndpoint } from './extraction.ts';
 import { ADMIN_ENDPOINTS } from './admin.ts';
 
 export const ENDPOINTS: readonly Endpoint[] = [
-  searchEndpoint as Endpoint,
-  pdfEndpoint as Endpoint,
-  imageEndpoint as Endpoint,
+  searchEndpoint,
+  pdfEndpoint,
+  imageEndpoint,
   getMe,
   patchMe,
   listRequests,

@@ -1,6 +1,6 @@
 /** The OpenAPI 3.1 document, generated from the endpoint table's schemas. */
 import { pathParameters, toJsonSchema } from '../validation/schema.ts';
-import type { Endpoint } from '../endpoints/types.ts';
+import type { Endpoint } from '../pipeline/endpoint.ts';
 
 const messageBody = (example: string) => ({
   'application/json': { schema: { type: 'object', properties: { message: { type: 'string' } } }, example: { message: example } },

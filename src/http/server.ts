@@ -5,12 +5,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteHandlerMethod } from 'fastify';
-import { HttpError, MESSAGES } from './errors.ts';
+import { HttpError, MESSAGES } from '../core/errors.ts';
 import { buildOpenApi } from './openapi.ts';
-import { InFlight, MALFORMED_BODY, runEndpoint } from '../pipeline/metered.ts';
-import { registerStripeWebhook, STRIPE_WEBHOOK_PATH } from '../billing/stripe-webhook.ts';
-import type { Endpoint } from '../endpoints/types.ts';
+import { InFlight } from './in-flight.ts';
+import { runEndpoint } from '../pipeline/metered.ts';
+import { registerStripeWebhook, STRIPE_WEBHOOK_PATH } from './stripe-webhook.ts';
+import type { Endpoint } from '../pipeline/endpoint.ts';
 import type { Services } from '../services.ts';
+
+/** The parsed body of a request whose body is not valid JSON: answered 400 once authenticated. */
+export const MALFORMED_BODY: Readonly<Record<string, never>> = Object.freeze({});
 
 export interface ServerOptions {
   endpoints: readonly Endpoint[];
@@ -39,6 +43,8 @@ export async function buildServer(services: Services, options: ServerOptions): P
     forceCloseConnections: 'idle',
   });
   const inFlight = new InFlight();
+  const run = (endpoint: Endpoint, request: FastifyRequest, reply: FastifyReply) =>
+    runEndpoint(endpoint, request, reply, services, { track: (controller) => inFlight.track(controller), malformedBody: request.body === MALFORMED_BODY });
 
   let closing = false;
   app.addHook('onRequest', async (request, reply) => {
@@ -127,7 +133,7 @@ export async function buildServer(services: Services, options: ServerOptions): P
   for (const [path, byMethod] of endpointsByPath) {
     const url = path.replace(/\{([^/}]+)\}/g, ':$1');
     for (const [method, endpoint] of byMethod) {
-      if (method !== 'POST') app.route({ method, url, handler: (request, reply) => runEndpoint(endpoint, request, reply, services, inFlight) });
+      if (method !== 'POST') app.route({ method, url, handler: (request, reply) => run(endpoint, request, reply) });
     }
     app.route({
       method: 'POST',
@@ -135,7 +141,7 @@ export async function buildServer(services: Services, options: ServerOptions): P
       handler: (request, reply) => {
         const method = effectiveMethod(request);
         const endpoint = byMethod.get(method === 'HEAD' ? 'GET' : method);
-        if (endpoint) return runEndpoint(endpoint, request, reply, services, inFlight);
+        if (endpoint) return run(endpoint, request, reply);
         return methodNotAllowed(reply, method, allowedMethods(path) ?? []);
       },
     });

@@ -3,6 +3,7 @@
  * only http(s); every connected address is public unless its host is exempted by name; redirects
  * are re-checked hop by hop; decoded body size and total time are capped.
  */
+import { raceAbort } from '../core/abort.ts';
 import { Agent, request, type Dispatcher } from 'undici';
 import { ACCEPT_ENCODING, readBody } from './body.ts';
 import { BlockedAddressError, toOutboundError, type AbortState } from './errors.ts';
@@ -164,7 +165,7 @@ class GuardedOutboundClient implements ClosableOutboundClient {
     });
     // undici applies an abort only once a connection exists, so a request still connecting
     // (e.g. stuck in DNS) would outlive its deadline; settle as soon as the signal fires.
-    return settleOnAbort(pending, deadline.signal, (late) => late.body.destroy());
+    return raceAbort(pending, deadline.signal, (late) => late.body.destroy());
   }
 
   #initialHeaders(headers: Record<string, string> | undefined): Record<string, string> {
@@ -219,31 +220,6 @@ class Deadline {
     clearTimeout(this.#timer);
     this.#callerSignal?.removeEventListener('abort', this.#onCallerAbort);
   }
-}
-
-/** `promise`, rejected with the signal's reason as soon as `signal` aborts; a late value is disposed. */
-function settleOnAbort<T>(promise: Promise<T>, signal: AbortSignal, dispose: (late: T) => void): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      reject(signal.reason);
-      promise.then(dispose, () => {});
-    };
-    if (signal.aborted) {
-      onAbort();
-      return;
-    }
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 /**

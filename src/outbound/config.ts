@@ -1,7 +1,9 @@
 /**
  * Outbound client settings from the environment, with the documented defaults (docs/outbound.md).
  */
-import type { OutboundClientOptions } from './client.ts';
+import type { Capability } from '../core/capability.ts';
+import { envReader } from '../core/env.ts';
+import { createOutboundClient, type ClosableOutboundClient, type OutboundClientOptions } from './client.ts';
 import { DEFAULT_PROXY_COUNTRY_USERNAME } from './proxy.ts';
 
 export const OUTBOUND_DEFAULTS = {
@@ -18,32 +20,24 @@ export const OUTBOUND_DEFAULTS = {
  * Throws on a malformed number so a typo fails at start-up, not on the first request.
  */
 export function outboundOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): OutboundClientOptions {
-  const proxyUrl = nonEmpty(env.PROXY_URL);
-  return {
-    allowHosts: (env.OUTBOUND_ALLOW_HOSTS ?? '')
-      .split(',')
-      .map((host) => host.trim())
-      .filter((host) => host !== ''),
-    ...(proxyUrl !== undefined ? { proxyUrl } : {}),
-    proxyCountryUsername: nonEmpty(env.PROXY_COUNTRY_USERNAME) ?? OUTBOUND_DEFAULTS.proxyCountryUsername,
-    timeoutMs: milliseconds(env, 'OUTBOUND_TIMEOUT_MS', OUTBOUND_DEFAULTS.timeoutMs),
-    connectTimeoutMs: milliseconds(env, 'OUTBOUND_CONNECT_TIMEOUT_MS', OUTBOUND_DEFAULTS.connectTimeoutMs),
-    headersTimeoutMs: milliseconds(env, 'OUTBOUND_HEADERS_TIMEOUT_MS', OUTBOUND_DEFAULTS.headersTimeoutMs),
-    userAgent: nonEmpty(env.OUTBOUND_USER_AGENT) ?? OUTBOUND_DEFAULTS.userAgent,
-  };
+  return outboundCapability.settings(envReader(env));
 }
 
-function nonEmpty(value: string | undefined): string | undefined {
-  const trimmed = value?.trim();
-  return trimmed === undefined || trimmed === '' ? undefined : trimmed;
-}
-
-function milliseconds(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = nonEmpty(env[name]);
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value <= 0) {
-    throw new TypeError(`${name} must be a positive whole number of milliseconds, got "${raw}"`);
-  }
-  return value;
-}
+/** The one outbound client, as a capability: its settings, its start and its close. */
+export const outboundCapability: Capability<OutboundClientOptions, ClosableOutboundClient> = {
+  name: 'outbound',
+  settings(env) {
+    const proxyUrl = env.text('PROXY_URL');
+    return {
+      allowHosts: env.list('OUTBOUND_ALLOW_HOSTS'),
+      ...(proxyUrl !== undefined ? { proxyUrl } : {}),
+      proxyCountryUsername: env.text('PROXY_COUNTRY_USERNAME') ?? OUTBOUND_DEFAULTS.proxyCountryUsername,
+      timeoutMs: env.positiveInteger('OUTBOUND_TIMEOUT_MS') ?? OUTBOUND_DEFAULTS.timeoutMs,
+      connectTimeoutMs: env.positiveInteger('OUTBOUND_CONNECT_TIMEOUT_MS') ?? OUTBOUND_DEFAULTS.connectTimeoutMs,
+      headersTimeoutMs: env.positiveInteger('OUTBOUND_HEADERS_TIMEOUT_MS') ?? OUTBOUND_DEFAULTS.headersTimeoutMs,
+      userAgent: env.text('OUTBOUND_USER_AGENT') ?? OUTBOUND_DEFAULTS.userAgent,
+    };
+  },
+  start: (settings) => createOutboundClient(settings),
+  close: (client) => client.close(),
+};

@@ -1,47 +1,26 @@
 /**
  * The one pipeline every table route passes through:
  *   authenticate → throttle → validate → hold credits → handler → capture or release → history.
- * No route touches balances itself: a handler reports what its success cost, this file settles.
+ * No route touches balances itself: a row declares how it is billed, its handler reports units
+ * (pipeline/meter.ts turns them into credits), and this file settles.
  */
 import { performance } from 'node:perf_hooks';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError, httpErrors, MESSAGES, type FieldErrors } from '../http/errors.ts';
+import { HttpError, httpErrors, MESSAGES, type FieldErrors } from '../core/errors.ts';
 import { publicParams, validate } from '../validation/schema.ts';
 import { throttle } from '../throttle/limiter.ts';
-import type { Endpoint, EndpointContext } from '../endpoints/types.ts';
+import type { Endpoint, EndpointContext } from './endpoint.ts';
 import type { HistoryRecord } from '../credits/ledger.ts';
 import type { Services } from '../services.ts';
+import { RequestMeter } from './meter.ts';
 
-/** Requests in flight, so a shutdown can abort them (their holds are then released). */
-export class InFlight {
-  private readonly controllers = new Set<AbortController>();
-  private waiters: Array<() => void> = [];
-
-  track(controller: AbortController): () => void {
-    this.controllers.add(controller);
-    return () => {
-      this.controllers.delete(controller);
-      if (this.controllers.size === 0) for (const wake of this.waiters.splice(0)) wake();
-    };
-  }
-
-  /** Resolves once no request is in flight (their holds are then settled). */
-  drained(): Promise<void> {
-    if (this.controllers.size === 0) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push(resolve));
-  }
-
-  get size(): number {
-    return this.controllers.size;
-  }
-
-  abortAll(reason: string): void {
-    for (const c of this.controllers) c.abort(new Error(reason));
-  }
+/** What the HTTP layer gives each request: how to register it for shutdown, and how its body read. */
+export interface RequestScope {
+  /** Registers the request's controller so a shutdown can abort it; returns the unregistration. */
+  track(controller: AbortController): () => void;
+  /** The body was sent but is not valid JSON: answered 400, after authentication. */
+  malformedBody: boolean;
 }
-
-/** The parsed body of a request whose body is not valid JSON: answered 400 once authenticated. */
-export const MALFORMED_BODY: Readonly<Record<string, never>> = Object.freeze({});
 
 export function bearerToken(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
@@ -75,7 +54,7 @@ export async function runEndpoint(
   request: FastifyRequest,
   reply: FastifyReply,
   services: Services,
-  inFlight: InFlight,
+  scope: RequestScope,
 ): Promise<void> {
   const started = performance.now();
   const bearer = bearerToken(request);
@@ -85,7 +64,7 @@ export async function runEndpoint(
 
   const requestId = request.id;
   const controller = new AbortController();
-  const untrack = inFlight.track(controller);
+  const untrack = scope.track(controller);
   // The response stream closing before we answered means the client went away: stop the work.
   let clientGone = false;
   const onClose = () => {
@@ -96,7 +75,7 @@ export async function runEndpoint(
   reply.raw.once('close', onClose);
 
   const input = rawInput(endpoint, request);
-  let held = 0;
+  let meter: RequestMeter | undefined;
   let charge = 0;
   let status = 500;
 
@@ -114,7 +93,7 @@ export async function runEndpoint(
         }
       : undefined;
     try {
-      if (held > 0) return { ok: true, charged: await services.ledger.settle(requestId, charge, history) };
+      if (meter && meter.heldCredits > 0) return { ok: true, charged: await services.ledger.settle(requestId, charge, history) };
       if (history) await services.ledger.record(history);
       return { ok: true, charged: 0 };
     } catch (error) {
@@ -132,43 +111,30 @@ export async function runEndpoint(
       if (!decision.allowed) throw httpErrors.tooManyAttempts(decision.headers);
     }
 
-    if (request.body === MALFORMED_BODY) throw httpErrors.badRequest(MESSAGES.invalidJson);
+    if (scope.malformedBody) throw httpErrors.badRequest(MESSAGES.invalidJson);
     const validation = await validate(endpoint.schema, input, services.outbound);
     const errors = validation.ok ? {} : { ...validation.errors };
     if (endpoint.afterValidation) await endpoint.afterValidation({ input, user, services }, errors);
     if (!validation.ok || Object.keys(errors).length) throw httpErrors.validation(inSchemaOrder(endpoint.schema, errors));
 
-    if (endpoint.billing) {
-      const prices = await services.prices.current();
-      const cost = endpoint.billing.cost(validation.value as never, prices);
-      const range = typeof cost === 'number' ? { min: cost, max: cost } : cost;
-      // A price of 0 makes the operation free: nothing to hold.
-      if (range.max > 0) {
-        held = await services.ledger.hold({ requestId, userId: user.id, product: endpoint.billing.product, ...range });
-        if (held === 0) throw httpErrors.insufficientCredits();
-      }
-    }
+    meter = new RequestMeter({
+      billing: endpoint.billing,
+      input: validation.value,
+      prices: await services.prices.current(),
+      ledger: services.ledger,
+      requestId,
+      userId: user.id,
+      route: endpoint.path,
+    });
+    await meter.holdUpFront();
 
-    const product = endpoint.billing?.product;
-    const context: EndpointContext = {
+    const context: EndpointContext<Record<string, unknown>> = {
       input: validation.value,
       user,
       requestId,
       signal: controller.signal,
       services,
-      get held() {
-        return held;
-      },
-      async holdUpTo(total) {
-        if (total <= held) return;
-        if (!product || held === 0) throw new Error(`${endpoint.path} grew a hold it never took.`);
-        const grown = await services.ledger.extend(requestId, total - held);
-        if (grown === 0) throw httpErrors.insufficientCredits();
-        held = grown;
-      },
-      async affordable() {
-        return product ? held + ((await services.ledger.balance(user.id, product)) ?? 0) : 0;
-      },
+      meter,
       routeUrl: routeUrl(request, endpoint.path),
       log: request.log,
     };
@@ -176,13 +142,7 @@ export async function runEndpoint(
     status = result.status ?? endpoint.success.status;
     // Only a client that went away forfeits a finished result; one aborted by a shutdown after the
     // work completed is answered, and charged, as usual.
-    if (held > 0 && status >= 200 && status < 300 && !clientGone) {
-      charge = result.cost ?? held;
-      if (!Number.isInteger(charge) || charge < 0 || charge > held) {
-        charge = 0;
-        throw new Error(`${endpoint.path} reported a cost of ${result.cost} with ${held} credits held.`);
-      }
-    }
+    if (status >= 200 && status < 300 && !clientGone) charge = meter.charge(result.units);
     if (clientGone) {
       charge = 0;
       status = 499; // nginx's "client closed request": recorded, never sent
@@ -192,6 +152,7 @@ export async function runEndpoint(
     if (charge > 0 && (!settled.ok || settled.charged < charge)) {
       throw new Error(`${endpoint.path}: the credits of a successful request could not be captured (charged ${settled.charged} of ${charge}).`);
     }
+    const product = endpoint.billing?.product;
     if (clientGone && settled.charged > 0 && product) {
       // The client hung up while its credits were being captured: the answer will not reach it.
       await services.ledger.refund(requestId, user.id, product, settled.charged).catch((error: unknown) => {

@@ -15,7 +15,7 @@ export interface RuleContext {
   /** The whole input, for rules that look at other fields. */
   input: Record<string, unknown>;
   /** Rules of the same field (size rules need to know whether the field is numeric). */
-  fieldRules: readonly Rule[];
+  fieldRules: readonly Rule<any>[];
   /** What rules that look outside the request may use (e.g. resolving a URL's host). */
   services: ValidationServices;
 }
@@ -25,8 +25,15 @@ export interface ValidationServices {
   isPublicUrl(url: string): Promise<boolean>;
 }
 
-export interface Rule {
+/**
+ * One validation rule. `T` is what a value that passes it is known to be (`string()` → string):
+ * a field's value type is the intersection over its rules, which types each endpoint's handler
+ * input from its schema (pipeline/endpoint.ts). It exists only for the type checker.
+ */
+export interface Rule<T = unknown> {
   readonly name: string;
+  /** Never set: carries `T` for the type checker (invariant, so that a list of rules keeps each one's type). */
+  readonly valueType?: (value: T) => T;
   /** Implicit rules run on absent fields too (Laravel's "implicit" rules). */
   readonly implicit?: boolean;
   /** Skipped when an earlier rule of the field failed (checks that are only meaningful, or only
@@ -95,35 +102,47 @@ function sizeKind(value: unknown, context: RuleContext): SizeKind {
 
 const SIZE_UNITS: Record<SizeKind, string> = { numeric: '', string: ' characters', array: ' items', file: ' kilobytes' };
 
-export const required = (): Rule => ({
+/** The value type `required()` carries: none of its own (it only says the field is there). */
+export interface PresenceMark {
+  readonly presence: true;
+}
+
+/** `required()`: the field must be present, so the handler's input type makes it non-optional. */
+export interface RequiredRule extends Rule<PresenceMark> {
+  readonly implicit: true;
+  readonly requiredField: true;
+}
+
+export const required = (): RequiredRule => ({
+  requiredField: true,
   name: 'required',
   implicit: true,
   check: (value) => !isBlank(value),
   message: (attr) => `The ${attr} field is required.`,
 });
 
-export const string = (): Rule => ({
+export const string = (): Rule<string> => ({
   name: 'string',
   check: (value) => typeof value === 'string',
   message: (attr) => `The ${attr} must be a string.`,
   describe: (s) => void (s.type ??= 'string'),
 });
 
-export const integer = (): Rule => ({
+export const integer = (): Rule<number> => ({
   name: 'integer',
   check: isIntegerLike,
   message: (attr) => `The ${attr} must be an integer.`,
   describe: (s) => void (s.type = 'integer'),
 });
 
-export const boolean = (): Rule => ({
+export const boolean = (): Rule<boolean> => ({
   name: 'boolean',
   check: (value) => [true, false, 0, 1, '0', '1'].includes(value as never),
   message: (attr) => `The ${attr} field must be true or false.`,
   describe: (s) => void (s.type = 'boolean'),
 });
 
-export const object = (): Rule => ({
+export const object = (): Rule<Record<string, unknown>> => ({
   name: 'array',
   check: (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
   message: (attr) => `The ${attr} must be an array.`,
@@ -174,8 +193,8 @@ export const between = (low: number, high: number): Rule => ({
 const phpString = (value: string | number | boolean) => (typeof value === 'boolean' ? (value ? '1' : '') : String(value));
 
 /** Laravel's `in`: compares the value as a string, case-sensitively. */
-export const oneOf = (allowed: readonly string[]): Rule => {
-  const set = new Set(allowed);
+export const oneOf = <const T extends string>(allowed: readonly T[]): Rule<T> => {
+  const set = new Set<string>(allowed);
   return {
     name: 'in',
     check: (value) => (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') && set.has(phpString(value)),
@@ -185,7 +204,7 @@ export const oneOf = (allowed: readonly string[]): Rule => {
 };
 
 /** An absolute http(s) URL with a host (what the service can fetch). */
-export const url = (): Rule => ({
+export const url = (): Rule<string> => ({
   name: 'url',
   check: (value) => typeof value === 'string' && parseHttpUrl(value) !== null,
   message: (attr) => `The ${attr} must be a valid URL.`,
@@ -202,7 +221,7 @@ export function isValidEmail(value: unknown): boolean {
   return typeof value === 'string' && value.length <= 254 && EMAIL.test(value);
 }
 
-export const email = (): Rule => ({
+export const email = (): Rule<string> => ({
   name: 'email',
   check: isValidEmail,
   message: (attr) => `The ${attr} must be a valid email address.`,

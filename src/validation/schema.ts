@@ -2,11 +2,11 @@
  * A request schema: fields with their rules, defaults and docs. The same object validates
  * requests (Laravel 8 behaviour and messages) and generates the OpenAPI description.
  */
-import { isAbsent, isIntegerLike, type JsonSchema, type Rule, type RuleContext, type ValidationServices } from './rules.ts';
-import type { FieldErrors } from '../http/errors.ts';
+import { isAbsent, isIntegerLike, type JsonSchema, type RequiredRule, type Rule, type RuleContext, type ValidationServices } from './rules.ts';
+import type { FieldErrors } from '../core/errors.ts';
 
 export interface Field {
-  rules: Rule[];
+  rules: readonly Rule<any>[];
   /** Applied when the field is absent. */
   default?: unknown;
   description?: string;
@@ -17,11 +17,41 @@ export interface Field {
   in?: 'path';
 }
 
-export interface Schema {
-  fields: Record<string, Field>;
+export type Fields = Record<string, Field>;
+
+export interface Schema<F extends Fields = Fields> {
+  fields: F;
   /** Rules across fields (e.g. "only one of these"): add messages to `errors`. */
   refine?(input: Record<string, unknown>, errors: FieldErrors): void | Promise<void>;
 }
+
+/** What a value passing every rule of a field is: the intersection of its rules' types. */
+type FieldValue<F extends Field> = [
+  F['rules'][number] extends infer R ? (R extends RequiredRule ? (value: unknown) => void : R extends Rule<infer T> ? (value: T) => void : never) : never,
+] extends [
+  (value: infer V) => void,
+]
+  ? V
+  : never;
+
+/** Present after validation: required, a path parameter, or given a default. */
+type IsPresent<F extends Field> = [Extract<F['rules'][number], RequiredRule>] extends [never]
+  ? F extends { in: 'path' } | { default: {} | null }
+    ? true
+    : false
+  : true;
+
+type Flatten<T> = { [K in keyof T]: T[K] } & {};
+
+/**
+ * The handler's input, typed from the request schema: `{ query: string; page: number; time_range?: … }`.
+ * Reading a field the schema does not declare fails the type check.
+ */
+export type InputOf<F extends Fields> = Flatten<
+  { [K in keyof F as IsPresent<F[K]> extends true ? K : never]: FieldValue<F[K]> } & {
+    [K in keyof F as IsPresent<F[K]> extends true ? never : K]?: FieldValue<F[K]>;
+  }
+>;
 
 export type ValidationResult = { ok: true; value: Record<string, unknown> } | { ok: false; errors: FieldErrors };
 

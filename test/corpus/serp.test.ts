@@ -135,8 +135,8 @@ describe('SERP corpus', { skip }, () => {
   for (const [page, expectation] of Object.entries(EXPECTED)) {
     test(`${page}: ${expectation.organic} organic results with clean fields and direct URLs`, () => {
       const outcome = parsePage(page, expectation.url);
-      assert.equal(outcome.kind, 'results', JSON.stringify(outcome));
-      const results: SearchResult[] = outcome.kind === 'results' ? outcome.results : [];
+      assert.equal(outcome.kind, 'ok', JSON.stringify(outcome));
+      const results: SearchResult[] = outcome.kind === 'ok' ? outcome.value : [];
       assert.equal(results.length, expectation.organic);
 
       for (const result of results) {
@@ -173,7 +173,7 @@ describe('SERP corpus', { skip }, () => {
 
   test('Google desktop: no result comes from "People also ask", "Top stories" or the knowledge panel', () => {
     const outcome = parsePage('google/google-desktop.html', EXPECTED['google/google-desktop.html'].url);
-    const urls = outcome.kind === 'results' ? outcome.results.map((result) => result.url) : [];
+    const urls = outcome.kind === 'ok' ? outcome.value.map((result) => result.url) : [];
     assert.ok(urls.every((url) => !/wikipedia\.org|news|theverge|cnbc/i.test(url)), urls.join('\n'));
   });
 });

@@ -3,12 +3,12 @@
  * whose outcome, duration and cost the test chooses.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { httpErrors } from '../../src/http/errors.ts';
+import { httpErrors } from '../../src/core/errors.ts';
 import { integer, min, oneOf, string } from '../../src/validation/rules.ts';
-import type { Endpoint } from '../../src/endpoints/types.ts';
+import { defineEndpoint } from '../../src/pipeline/endpoint.ts';
 import { ENDPOINTS } from '../../src/endpoints/table.ts';
 
-export const workEndpoint: Endpoint<{ cost: number; max?: number; charge?: number; outcome: string; delay_ms: number; secret_key?: string }> = {
+export const workEndpoint = defineEndpoint({
   method: 'POST',
   path: '/v1/test/work',
   summary: 'Test work',
@@ -24,13 +24,16 @@ export const workEndpoint: Endpoint<{ cost: number; max?: number; charge?: numbe
       secret_key: { rules: [string()], secret: true },
     },
   },
+  // Units of `web` (1 credit each by default), so units and credits are the same numbers here.
   billing: {
     product: 'scraping',
-    cost: (input) => (input.max ? { min: input.cost, max: input.max } : input.cost),
+    operation: 'web',
+    units: (input) => (input.max ? { min: input.cost, max: input.max } : input.cost),
   },
   history: true,
   success: { status: 200, description: 'Done.' },
-  async handler({ input, signal, held }) {
+  async handler({ input, signal, meter }) {
+    const held = meter.held();
     if (input.delay_ms) {
       try {
         await sleep(input.delay_ms, undefined, { signal });
@@ -48,11 +51,11 @@ export const workEndpoint: Endpoint<{ cost: number; max?: number; charge?: numbe
       case 'upstream':
         throw httpErrors.badGateway('The search engine did not answer, please retry.');
       case 'overcharge':
-        return { body: { ok: true }, cost: held + 1 };
+        return { body: { ok: true }, units: held + 1 };
       default:
-        return { body: { ok: true, held }, cost: input.charge };
+        return { body: { ok: true, held }, units: input.charge };
     }
   },
-};
+});
 
 export const TEST_ENDPOINTS = [...ENDPOINTS, workEndpoint];

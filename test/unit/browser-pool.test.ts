@@ -230,7 +230,7 @@ describe('browser pool', { skip }, () => {
 
   test('every way out of an allowed page towards a private address is refused by the guard', async () => {
     const refusalsBefore = pool.stats().refusals;
-    const page = await pool.fetchPage({ url: `http://127.0.0.1:${APP}/attack`, waitFor: 'body[data-done]' });
+    const page = await pool.fetchPage({ url: `http://127.0.0.1:${APP}/attack`, render: { waitFor: 'body[data-done]' } });
 
     const results = /<div id="results">([^<]*)<\/div>/.exec(page.body)?.[1] ?? '';
     assert.equal(results, 'dns-fetch:failed fetch:failed rtc:complete ws:failed');

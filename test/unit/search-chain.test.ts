@@ -12,7 +12,8 @@ import {
 } from '../../src/adapters/search/index.ts';
 import { upstreamWindow } from '../../src/adapters/search/chain.ts';
 import type { SearchCache, SearchChainOptions, SearchRequest } from '../../src/adapters/search/index.ts';
-import type { EngineName, UpstreamRequest, UpstreamResponse } from '../../src/adapters/search/types.ts';
+import type { EngineName } from '../../src/adapters/search/types.ts';
+import type { BrowserRequest, FetchPageResult } from '../../src/browser/types.ts';
 import { SERP_FIXTURES, fixtureResults, type FixturePage } from '../support/search-fixtures.ts';
 
 const ENGINE_NAMES: EngineName[] = ['google', 'bing', 'duckduckgo', 'brave', 'mojeek', 'startpage'];
@@ -105,7 +106,7 @@ const request: SearchRequest = { query: 'test query', country: 'us', language: '
 describe('search chain: one engine answers', () => {
   test('returns the first engine\'s results and passes the outbound contract', async () => {
     const { searchChain, calls } = chain((engine, page) => resultsPage(engine, page));
-    const outcome = await searchChain.search(request);
+    const outcome = await searchChain.find(request);
     assert.equal(outcome.kind, 'results');
     assert.equal(outcome.kind === 'results' && outcome.engine, 'bing');
     assert.deepEqual(
@@ -137,7 +138,7 @@ describe('search chain: one engine answers', () => {
       await allArrived;
       return resultsPage(engine, page);
     });
-    const outcome = await searchChain.search({ ...request, page: 2, perPage: 25 });
+    const outcome = await searchChain.find({ ...request, page: 2, perPage: 25 });
     clearTimeout(safety);
     assert.equal(maxInFlight(), expected);
     // Results 26–50: upstream pages 3 (21–30, the first 5 skipped), 4 and 5.
@@ -153,7 +154,7 @@ describe('search chain: one engine answers', () => {
     const { searchChain, calls } = chain((engine, page) => resultsPage(engine, page));
     const seen: string[] = [];
     for (const page of [1, 2, 3]) {
-      const outcome = await searchChain.search({ ...request, page, perPage: 15 });
+      const outcome = await searchChain.find({ ...request, page, perPage: 15 });
       assert.equal(outcome.kind, 'results');
       if (outcome.kind === 'results') seen.push(...outcome.results.map((result) => result.title));
     }
@@ -180,7 +181,7 @@ describe('search chain: one engine answers', () => {
       if (page === 1) await new Promise((resolve) => setTimeout(resolve, 30));
       return resultsPage(engine, page);
     });
-    const outcome = await searchChain.search({ ...request, perPage: 30 });
+    const outcome = await searchChain.find({ ...request, perPage: 30 });
     const titles = outcome.kind === 'results' ? outcome.results.map((result) => result.title) : [];
     assert.deepEqual(
       titles,
@@ -190,7 +191,7 @@ describe('search chain: one engine answers', () => {
 
   test('trims to per_page', async () => {
     const { searchChain, calls } = chain((engine, page) => resultsPage(engine, page));
-    const outcome = await searchChain.search({ ...request, perPage: 4 });
+    const outcome = await searchChain.find({ ...request, perPage: 4 });
     assert.equal(calls.length, 1);
     assert.equal(outcome.kind === 'results' && outcome.results.length, 4);
   });
@@ -199,7 +200,7 @@ describe('search chain: one engine answers', () => {
     const items = fixtureResults('bing', 10);
     items[1] = { ...items[1], url: items[0].url, title: 'Second copy' };
     const { searchChain } = chain(() => SERP_FIXTURES.bing.results(items));
-    const outcome = await searchChain.search({ ...request, perPage: 5 });
+    const outcome = await searchChain.find({ ...request, perPage: 5 });
     const titles = outcome.kind === 'results' ? outcome.results.map((result) => result.title) : [];
     assert.deepEqual(titles, ['Second copy', 'bing result 3', 'bing result 4', 'bing result 5', 'bing result 6']);
   });
@@ -208,7 +209,7 @@ describe('search chain: one engine answers', () => {
     const items = fixtureResults('bing', 10);
     items[2] = { ...items[2], url: items[1].url };
     const { searchChain } = chain(() => SERP_FIXTURES.bing.results(items));
-    const outcome = await searchChain.search(request);
+    const outcome = await searchChain.find(request);
     assert.equal(outcome.kind === 'results' && outcome.results.length, 10);
   });
 
@@ -216,7 +217,7 @@ describe('search chain: one engine answers', () => {
     const { searchChain, warnings } = chain((engine, page) =>
       page === 2 ? SERP_FIXTURES.bing.blocked.challenge : resultsPage(engine, page),
     );
-    const outcome = await searchChain.search({ ...request, perPage: 30 });
+    const outcome = await searchChain.find({ ...request, perPage: 30 });
     assert.equal(outcome.kind === 'results' && outcome.engine, 'bing');
     const titles = outcome.kind === 'results' ? outcome.results.map((result) => result.title) : [];
     assert.deepEqual(titles, [...fixtureResults('bing', 10), ...fixtureResults('bing', 10, 21)].map((item) => item.title));
@@ -228,7 +229,7 @@ describe('search chain: one engine answers', () => {
     const { searchChain, warnings } = chain((engine, page) =>
       page === 3 ? SERP_FIXTURES.bing.noResults('test query') : resultsPage(engine, page),
     );
-    const outcome = await searchChain.search({ ...request, perPage: 30 });
+    const outcome = await searchChain.find({ ...request, perPage: 30 });
     assert.equal(outcome.kind === 'results' && outcome.results.length, 20);
     assert.equal(warnings.length, 0);
   });
@@ -236,14 +237,14 @@ describe('search chain: one engine answers', () => {
   test('decodes the charset the engine declares', async () => {
     const fake = fakeClient(() => SERP_FIXTURES.bing.results([{ title: 'Café crème', url: 'https://x.example/', description: 'Ça va', meta: '' }]), 'iso-8859-1');
     const searchChain = createSearchChain({ engines: ['bing'], fetch: fake.client, baseUrls: BASE_URLS, timeoutMs: 1000 });
-    const outcome = await searchChain.search(request);
+    const outcome = await searchChain.find(request);
     assert.equal(outcome.kind === 'results' && outcome.results[0].title, 'Café crème');
   });
 
   test('engines without a configured base URL use the public one', async () => {
     const fake = fakeClient(() => new OutboundError('network', 'offline', ''));
     const searchChain = createSearchChain({ engines: ['mojeek'], fetch: fake.client, timeoutMs: 1000 });
-    await searchChain.search(request);
+    await searchChain.find(request);
     assert.match(fake.calls[0]?.url ?? '', /^https:\/\/www\.mojeek\.com\/search\?/);
   });
 });
@@ -264,7 +265,7 @@ describe('search chain: fallback', () => {
           return resultsPage(engine, page);
       }
     });
-    const outcome = await searchChain.search(request);
+    const outcome = await searchChain.find(request);
     assert.equal(outcome.kind === 'results' && outcome.engine, 'startpage');
     assert.deepEqual(
       calls.map((call) => call.engine),
@@ -281,7 +282,7 @@ describe('search chain: fallback', () => {
       const blocked = Object.values(SERP_FIXTURES[engine].blocked);
       return blocked[0];
     });
-    const outcome = await searchChain.search(request);
+    const outcome = await searchChain.find(request);
     assert.equal(outcome.kind, 'unavailable');
     const attempts = outcome.kind === 'unavailable' ? outcome.attempts : [];
     assert.deepEqual(
@@ -296,7 +297,7 @@ describe('search chain: fallback', () => {
     const { searchChain, calls } = chain((engine, page) =>
       engine === 'bing' ? SERP_FIXTURES.bing.noResults('test query') : resultsPage(engine, page),
     );
-    const outcome = await searchChain.search({ ...request, perPage: 20 });
+    const outcome = await searchChain.find({ ...request, perPage: 20 });
     assert.deepEqual(outcome, { kind: 'no_results', engine: 'bing' });
     assert.deepEqual(new Set(calls.map((call) => call.engine)), new Set(['bing']));
   });
@@ -305,7 +306,7 @@ describe('search chain: fallback', () => {
     const { searchChain } = chain((engine, page) =>
       engine === 'bing' && page === 1 ? new OutboundError('timeout', 'deadline passed', '') : resultsPage(engine, page),
     );
-    const outcome = await searchChain.search({ ...request, perPage: 20 });
+    const outcome = await searchChain.find({ ...request, perPage: 20 });
     assert.equal(outcome.kind === 'results' && outcome.engine, 'duckduckgo');
     assert.equal(outcome.kind === 'results' && outcome.results.length, 20);
   });
@@ -319,7 +320,7 @@ describe('search chain: fallback', () => {
       return original(url, options);
     };
     const searchChain = createSearchChain({ engines: ['bing', 'mojeek'], fetch: fake.client, baseUrls: BASE_URLS, timeoutMs: 1000 });
-    await searchChain.search({ ...request, perPage: 30 });
+    await searchChain.find({ ...request, perPage: 30 });
     assert.equal(signals.length, 6);
     assert.deepEqual(signals.map((signal) => signal.aborted), [true, true, true, false, false, false]);
   });
@@ -346,14 +347,16 @@ describe('search chain: Google and the browser', () => {
   });
 
   test('with a browser, google requests go through it and never through the outbound client', async () => {
-    const seen: UpstreamRequest[] = [];
-    const browserFetch = async (upstream: UpstreamRequest): Promise<UpstreamResponse> => {
-      seen.push(upstream);
-      const page = SERP_FIXTURES.google.results(fixtureResults('google', 10));
-      return { status: page.status, url: new URL(upstream.url).origin + page.path, headers: {}, body: page.body };
-    };
-    const { searchChain, calls } = chain(() => new Error('outbound must not be used'), { engines: ['google', 'bing'], browserFetch });
-    const outcome = await searchChain.search(request);
+    const seen: BrowserRequest[] = [];
+    const browser = async () => ({
+      async fetchPage(upstream: BrowserRequest) {
+        seen.push(upstream);
+        const page = SERP_FIXTURES.google.results(fixtureResults('google', 10));
+        return { status: page.status, url: new URL(upstream.url).origin + page.path, headers: {}, body: page.body, refused: [] };
+      },
+    });
+    const { searchChain, calls } = chain(() => new Error('outbound must not be used'), { engines: ['google', 'bing'], browser });
+    const outcome = await searchChain.find(request);
     assert.equal(outcome.kind === 'results' && outcome.engine, 'google');
     assert.equal(outcome.kind === 'results' && outcome.results.length, 10);
     assert.equal(seen.length, 1);
@@ -362,9 +365,9 @@ describe('search chain: Google and the browser', () => {
   });
 
   test('a browser that does not answer in time counts as a timeout and the chain moves on', async () => {
-    const browserFetch = () => new Promise<UpstreamResponse>(() => {});
-    const { searchChain } = chain((engine, page) => resultsPage(engine, page), { engines: ['google', 'bing'], browserFetch, timeoutMs: 50 });
-    const outcome = await searchChain.search(request);
+    const browser = async () => ({ fetchPage: () => new Promise<FetchPageResult>(() => {}) });
+    const { searchChain } = chain((engine, page) => resultsPage(engine, page), { engines: ['google', 'bing'], browser, timeoutMs: 50 });
+    const outcome = await searchChain.find(request);
     assert.equal(outcome.kind === 'results' && outcome.engine, 'bing');
   });
 
@@ -389,8 +392,8 @@ describe('search chain: configuration', () => {
 
   test('invalid page or per_page is a programming error', async () => {
     const searchChain = createSearchChain({ engines: ['bing'], fetch: client, timeoutMs: 1000 });
-    await assert.rejects(searchChain.search({ ...request, page: 0 }), RangeError);
-    await assert.rejects(searchChain.search({ ...request, perPage: 0 }), RangeError);
+    await assert.rejects(searchChain.find({ ...request, page: 0 }), RangeError);
+    await assert.rejects(searchChain.find({ ...request, perPage: 0 }), RangeError);
   });
 
   test('SEARCH_ENGINES and SEARCH_CACHE_TTL are read from the environment', () => {
@@ -410,15 +413,15 @@ describe('search chain: cache', () => {
 
   test('a repeated search is served from the cache without upstream requests', async () => {
     const { searchChain, calls } = cachedChain((engine, page) => resultsPage(engine, page));
-    const first = await searchChain.search(request);
-    const second = await searchChain.search(request);
+    const first = await searchChain.find(request);
+    const second = await searchChain.find(request);
     assert.equal(calls.length, 1);
     assert.deepEqual(second, first);
   });
 
   test('every parameter is part of the key', async () => {
     const { searchChain, calls } = cachedChain((engine, page) => resultsPage(engine, page));
-    await searchChain.search(request);
+    await searchChain.find(request);
     const variants: Array<Partial<SearchRequest>> = [
       { query: 'other' },
       { country: 'gb' },
@@ -427,7 +430,7 @@ describe('search chain: cache', () => {
       { perPage: 5 },
       { timeRange: 'week' },
     ];
-    for (const variant of variants) await searchChain.search({ ...request, ...variant });
+    for (const variant of variants) await searchChain.find({ ...request, ...variant });
     assert.equal(calls.length, 1 + variants.length);
   });
 
@@ -436,13 +439,13 @@ describe('search chain: cache', () => {
     const { searchChain, calls } = cachedChain((engine) =>
       mode === 'none' ? SERP_FIXTURES[engine].noResults('q') : Object.values(SERP_FIXTURES[engine].blocked)[0],
     );
-    await searchChain.search(request);
-    await searchChain.search(request);
+    await searchChain.find(request);
+    await searchChain.find(request);
     assert.equal(calls.length, 2);
     mode = 'blocked';
     calls.length = 0;
-    await searchChain.search(request);
-    await searchChain.search(request);
+    await searchChain.find(request);
+    await searchChain.find(request);
     assert.equal(calls.length, 10);
   });
 
@@ -456,7 +459,7 @@ describe('search chain: cache', () => {
       },
     };
     const { searchChain, warnings } = cachedChain((engine, page) => resultsPage(engine, page), broken);
-    const outcome = await searchChain.search(request);
+    const outcome = await searchChain.find(request);
     assert.equal(outcome.kind, 'results');
     assert.equal(warnings.length, 2);
   });
@@ -469,7 +472,7 @@ describe('search chain: the caller goes away', () => {
       caller.abort(new Error('client closed'));
       return new Error('network down'); // the first engine fails, which would normally move on
     });
-    await assert.rejects(searchChain.search(request, caller.signal), /client closed/);
+    await assert.rejects(searchChain.find(request, caller.signal), /client closed/);
     assert.equal(calls.length, 1, 'no other engine was asked');
     assert.equal(calls[0].request.signal?.aborted, true, 'the upstream fetch saw the abort');
   });

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ENGINES } from '../../src/adapters/search/engines/index.ts';
-import type { EngineName, ParseOutcome, SearchResult, UpstreamResponse } from '../../src/adapters/search/types.ts';
+import type { EngineName, SerpOutcome, SearchResult, UpstreamResponse } from '../../src/adapters/search/types.ts';
 import {
   SERP_FIXTURES,
   UNKNOWN_LAYOUT_PAGE,
@@ -30,9 +30,9 @@ function expected(items: FixtureResult[]): SearchResult[] {
   return items.map((item) => ({ title: item.title, description: item.description, meta_data: item.meta, url: item.url }));
 }
 
-function results(outcome: ParseOutcome): SearchResult[] {
-  assert.equal(outcome.kind, 'results', `expected results, got ${JSON.stringify(outcome)}`);
-  return outcome.kind === 'results' ? outcome.results : [];
+function results(outcome: SerpOutcome): SearchResult[] {
+  assert.equal(outcome.kind, 'ok', `expected results, got ${JSON.stringify(outcome)}`);
+  return outcome.kind === 'ok' ? outcome.value : [];
 }
 
 for (const name of Object.keys(ENGINES) as EngineName[]) {
@@ -55,7 +55,7 @@ for (const name of Object.keys(ENGINES) as EngineName[]) {
       });
 
       test('reads the explicit "no results" page as no_results', () => {
-        assert.deepEqual(engine.parse(respond(fixtures.noResults('zzqx nothing'), origin)), { kind: 'no_results' });
+        assert.deepEqual(engine.parse(respond(fixtures.noResults('zzqx nothing'), origin)), { kind: 'empty' });
       });
 
       for (const [label, page] of Object.entries(fixtures.blocked)) {

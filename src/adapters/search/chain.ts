@@ -16,25 +16,17 @@
  * - After merging and skipping: when the first two results share a URL the first is dropped, then
  *   the list is trimmed to `perPage`.
  */
-import { OutboundError } from '../../outbound/types.ts';
 import type { OutboundClient } from '../../outbound/types.ts';
+import { createUpstreamRunner, describeError, DEFAULT_MAX_UPSTREAM_BYTES, type BrowserSource, type RunOutcome, type UpstreamLogger } from '../kit/runner.ts';
 import { searchCacheKey } from './cache.ts';
 import type { SearchCache } from './cache.ts';
 import { DEFAULT_BASE_URLS, ENGINES, isEngineName } from './engines/index.ts';
-import type {
-  EngineName,
-  ParseOutcome,
-  SearchEngine,
-  SearchParams,
-  SearchResult,
-  UpstreamRequest,
-  UpstreamResponse,
-} from './types.ts';
+import type { EngineName, SearchEngine, SearchParams, SearchResult } from './types.ts';
 
 /** Results per upstream page the chain plans with. */
 export const UPSTREAM_PAGE_SIZE = 10;
 /** Cap on one upstream page's decoded body. */
-export const MAX_UPSTREAM_BYTES = 10 * 1024 * 1024;
+export const MAX_UPSTREAM_BYTES = DEFAULT_MAX_UPSTREAM_BYTES;
 
 /** Engines that need no browser, in the order used when SEARCH_ENGINES is not set. */
 export const DEFAULT_SEARCH_ENGINES: readonly EngineName[] = ['bing', 'duckduckgo', 'brave', 'mojeek', 'startpage'];
@@ -58,13 +50,8 @@ export type SearchOutcome =
   | { kind: 'no_results'; engine: EngineName }
   | { kind: 'unavailable'; attempts: EngineAttempt[] };
 
-/** Fetches a request in a JavaScript-capable browser; used for engines flagged `needsBrowser`. */
-export type BrowserFetch = (request: UpstreamRequest) => Promise<UpstreamResponse>;
-
 /** The subset of a pino/fastify logger the chain writes to. */
-export interface SearchLogger {
-  warn(details: Record<string, unknown>, message: string): void;
-}
+export type SearchLogger = UpstreamLogger;
 
 export interface SearchChainOptions {
   /** Engine names in the order to try them (SEARCH_ENGINES). */
@@ -77,7 +64,8 @@ export interface SearchChainOptions {
   cache?: SearchCache;
   /** SEARCH_CACHE_TTL; required with `cache`. */
   cacheTtlSeconds?: number;
-  browserFetch?: BrowserFetch;
+  /** Renders the pages of engines flagged `needsBrowser`; without it they leave the chain. */
+  browser?: BrowserSource;
   logger?: SearchLogger;
   /** Clock for engines whose time filters are dates. */
   now?: () => Date;
@@ -87,7 +75,7 @@ export interface SearchChain {
   /** The engines actually in use, in order. */
   readonly engines: readonly EngineName[];
   /** `signal` stops the search (the caller went away): it rejects with the signal's reason. */
-  search(request: SearchRequest, signal?: AbortSignal): Promise<SearchOutcome>;
+  find(request: SearchRequest, signal?: AbortSignal): Promise<SearchOutcome>;
 }
 
 /** A SEARCH_* setting the service cannot start with. */
@@ -98,7 +86,7 @@ export class SearchConfigError extends Error {
   }
 }
 
-type PageOutcome = ParseOutcome | { kind: 'failed'; reason: string };
+type PageOutcome = RunOutcome<SearchResult[]>;
 
 type EngineOutcome =
   | { kind: 'results'; results: SearchResult[] }
@@ -113,7 +101,7 @@ function resolveEngines(options: SearchChainOptions): SearchEngine[] {
     }
     const engine = ENGINES[name];
     if (engines.includes(engine)) continue;
-    if (engine.needsBrowser && !options.browserFetch) {
+    if (engine.needsBrowser && !options.browser) {
       options.logger?.warn({ engine: name }, 'search engine needs a browser and none is configured; leaving it out of the chain');
       continue;
     }
@@ -138,35 +126,6 @@ function validateOptions(options: SearchChainOptions): void {
   }
 }
 
-function describeError(error: unknown): string {
-  if (error instanceof OutboundError) return `${error.code}: ${error.message}`;
-  if (error instanceof Error) return error.message;
-  return String(error);
-}
-
-/** Decodes with the charset the engine declares; engines serve UTF-8 in practice. */
-function decodeBody(body: Uint8Array, contentType: string | undefined): string {
-  const charset = /charset="?([\w-]+)/i.exec(contentType ?? '')?.[1];
-  try {
-    return new TextDecoder(charset ?? 'utf-8').decode(body);
-  } catch {
-    return new TextDecoder('utf-8').decode(body);
-  }
-}
-
-function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timeout after ${timeoutMs} ms`)), timeoutMs);
-  });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
-}
-
-function headerValue(headers: Record<string, string>, name: string): string | undefined {
-  const match = Object.keys(headers).find((key) => key.toLowerCase() === name);
-  return match === undefined ? undefined : headers[match];
-}
-
 /** Drops the first result when the first two share a URL (the original service's rule). */
 export function dropLeadingDuplicate(results: SearchResult[]): SearchResult[] {
   return results.length >= 2 && results[0].url === results[1].url ? results.slice(1) : results;
@@ -184,43 +143,25 @@ export function upstreamWindow(page: number, perPage: number): { pages: number[]
 export function createSearchChain(options: SearchChainOptions): SearchChain {
   validateOptions(options);
   const engines = resolveEngines(options);
-  const { fetch: client, timeoutMs, cache, browserFetch, logger } = options;
+  const { timeoutMs, cache, logger } = options;
   const cacheTtlSeconds = options.cacheTtlSeconds ?? 0;
   const now = options.now ?? (() => new Date());
+  // The chain logs its own decisions (which engine failed, what it tried next).
+  const runner = createUpstreamRunner({ outbound: options.fetch, browser: options.browser, logger, now });
 
-  async function fetchUpstream(engine: SearchEngine, request: UpstreamRequest, country: string, signal: AbortSignal): Promise<UpstreamResponse> {
-    if (engine.needsBrowser && browserFetch) return withTimeout(browserFetch(request), timeoutMs);
-    const response = await client.fetch(request.url, {
-      method: request.method,
-      headers: request.headers,
-      body: request.body,
-      maxBytes: MAX_UPSTREAM_BYTES,
-      timeoutMs,
-      // Results are localised by the exit's location too; the client ignores this without a proxy.
-      proxyCountry: country || undefined,
-      signal,
-    });
-    return {
-      status: response.status,
-      url: response.url,
-      headers: response.headers,
-      body: decodeBody(response.body, headerValue(response.headers, 'content-type')),
-    };
-  }
-
-  async function fetchPage(engine: SearchEngine, params: SearchParams, page: number, signal: AbortSignal): Promise<PageOutcome> {
+  function fetchPage(engine: SearchEngine, params: SearchParams, page: number, signal: AbortSignal): Promise<PageOutcome> {
     const baseUrl = options.baseUrls?.[engine.name] ?? DEFAULT_BASE_URLS[engine.name];
-    let response: UpstreamResponse;
-    try {
-      response = await fetchUpstream(engine, engine.buildRequest(params, page, baseUrl, now()), params.country, signal);
-    } catch (error) {
-      return { kind: 'failed', reason: describeError(error) };
-    }
-    try {
-      return engine.parse(response);
-    } catch (error) {
-      return { kind: 'failed', reason: `unreadable page: ${describeError(error)}` };
-    }
+    return runner.run(engine.buildRequest(params, page, baseUrl, now()), (response) => engine.parse(response), {
+      upstream: engine.name,
+      operation: 'search',
+      via: engine.needsBrowser ? 'browser' : 'http',
+      timeoutMs,
+      maxBytes: MAX_UPSTREAM_BYTES,
+      // Results are localised by the exit's location too; the client ignores this without a proxy.
+      proxyCountry: params.country || undefined,
+      signal,
+      log: false,
+    });
   }
 
   async function searchEngine(engine: SearchEngine, request: SearchRequest, caller?: AbortSignal): Promise<EngineOutcome> {
@@ -232,23 +173,24 @@ export function createSearchChain(options: SearchChainOptions): SearchChain {
     const pending = pages.map((page) => fetchPage(engine, params, page, signal));
 
     const first = await pending[0];
-    if (first.kind === 'blocked' || first.kind === 'failed') {
-      abort.abort();
-      return { kind: 'failed', reason: first.reason };
-    }
-    if (first.kind === 'no_results') {
+    if (first.kind === 'empty') {
       abort.abort();
       return { kind: 'no_results' };
+    }
+    if (first.kind !== 'ok') {
+      abort.abort();
+      return { kind: 'failed', reason: first.kind === 'not_found' ? 'not found' : first.reason };
     }
 
     const outcomes = await Promise.all(pending);
     const merged: SearchResult[] = [];
     outcomes.forEach((outcome, index) => {
-      if (outcome.kind === 'results') {
-        merged.push(...outcome.results);
-      } else if (outcome.kind !== 'no_results') {
+      if (outcome.kind === 'ok') {
+        merged.push(...outcome.value);
+      } else if (outcome.kind !== 'empty') {
         // A later page with no results is the normal end of the list; only failures are news.
-        logger?.warn({ engine: engine.name, upstreamPage: pages[index], reason: outcome.reason }, 'an additional search page failed; keeping the others');
+        const reason = outcome.kind === 'not_found' ? 'not found' : outcome.reason;
+        logger?.warn({ engine: engine.name, upstreamPage: pages[index], reason }, 'an additional search page failed; keeping the others');
       }
     });
     const window = merged.slice(skip);
@@ -274,7 +216,7 @@ export function createSearchChain(options: SearchChainOptions): SearchChain {
     }
   }
 
-  async function search(request: SearchRequest, signal?: AbortSignal): Promise<SearchOutcome> {
+  async function find(request: SearchRequest, signal?: AbortSignal): Promise<SearchOutcome> {
     if (!Number.isInteger(request.page) || request.page < 1) throw new RangeError('page must be an integer >= 1');
     if (!Number.isInteger(request.perPage) || request.perPage < 1) throw new RangeError('perPage must be an integer >= 1');
 
@@ -298,5 +240,5 @@ export function createSearchChain(options: SearchChainOptions): SearchChain {
     return { kind: 'unavailable', attempts };
   }
 
-  return { engines: engines.map((engine) => engine.name), search };
+  return { engines: engines.map((engine) => engine.name), find };
 }

@@ -2,7 +2,12 @@
  * Public entry of the search-results adapter behind POST /v1/engine-search, plus the reading
  * of its SEARCH_* settings.
  */
-import { SearchConfigError, defaultSearchEngines } from './chain.ts';
+import type { Capability } from '../../core/capability.ts';
+import type { UpstreamLogger, BrowserSource } from '../kit/runner.ts';
+import type { OutboundClient } from '../../outbound/types.ts';
+import { createSearchChain, SearchConfigError, defaultSearchEngines, type SearchChain } from './chain.ts';
+import type { SearchCache } from './cache.ts';
+import { ENGINE_NAMES } from './types.ts';
 
 export {
   DEFAULT_SEARCH_ENGINES,
@@ -13,7 +18,6 @@ export {
   defaultSearchEngines,
 } from './chain.ts';
 export type {
-  BrowserFetch,
   EngineAttempt,
   SearchChain,
   SearchChainOptions,
@@ -27,8 +31,8 @@ export { DEFAULT_BASE_URLS, ENGINES, isEngineName } from './engines/index.ts';
 export { ENGINE_NAMES, SEARCH_LANGUAGES, TIME_RANGES } from './types.ts';
 export type {
   EngineName,
-  ParseOutcome,
   SearchEngine,
+  SerpOutcome,
   SearchLanguage,
   SearchParams,
   SearchResult,
@@ -65,4 +69,59 @@ export function parseCacheTtl(value: string | undefined): number {
   if (text === '') return 0;
   if (!/^\d+$/.test(text)) throw new SearchConfigError(`SEARCH_CACHE_TTL must be a whole number of seconds, got "${value}"`);
   return Number(text);
+}
+
+export interface SearchCapabilitySettings {
+  /** SEARCH_ENGINES as listed; empty means the default order. */
+  engines: string[];
+  cacheTtlSeconds: number;
+  /** SEARCH_TIMEOUT_MS: deadline of one upstream page. */
+  timeoutMs: number;
+  /** UPSTREAM_<ENGINE>_URL overrides. */
+  baseUrls: Partial<Record<string, string>>;
+}
+
+export interface SearchCapabilityDeps {
+  outbound: OutboundClient;
+  /** Present when a headless browser can render the engines that need one. */
+  browser?: BrowserSource;
+  /** Present when SEARCH_CACHE_TTL turns the cache on. */
+  cache?: SearchCache;
+  logger?: UpstreamLogger;
+}
+
+/** The search engine chain, as a capability. */
+export const searchCapability: Capability<SearchCapabilitySettings, SearchChain, SearchCapabilityDeps> = {
+  name: 'search',
+  settings(env) {
+    const listed = env.list('SEARCH_ENGINES').map((name) => name.toLowerCase());
+    return {
+      engines: listed,
+      cacheTtlSeconds: parseCacheTtl(env.env.SEARCH_CACHE_TTL),
+      timeoutMs: env.positiveInteger('SEARCH_TIMEOUT_MS') ?? 15_000,
+      baseUrls: Object.fromEntries(
+        ENGINE_NAMES.flatMap((engine) => {
+          const url = env.url(`UPSTREAM_${engine.toUpperCase()}_URL`);
+          return url ? [[engine, url]] : [];
+        }),
+      ),
+    };
+  },
+  start: (settings, deps) =>
+    createSearchChain({
+      engines: settings.engines.length > 0 ? settings.engines : defaultSearchEngines(deps.browser !== undefined),
+      fetch: deps.outbound,
+      baseUrls: settings.baseUrls,
+      timeoutMs: settings.timeoutMs,
+      cacheTtlSeconds: settings.cacheTtlSeconds,
+      cache: settings.cacheTtlSeconds > 0 ? deps.cache : undefined,
+      browser: deps.browser,
+      logger: deps.logger,
+    }),
+  close: async () => {},
+};
+
+/** True when the listed engines (or the default order) may want a browser. */
+export function searchWantsBrowser(settings: SearchCapabilitySettings): boolean {
+  return settings.engines.length === 0 || settings.engines.includes('google');
 }

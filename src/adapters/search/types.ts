@@ -1,10 +1,10 @@
 /**
- * Types shared by the search engine adapters and the chain that drives them.
- *
- * An engine adapter is a pure pair: `buildRequest` turns our parameters into one upstream
- * request, `parse` turns the upstream answer into an outcome. Neither touches the network,
- * so both are tested on hand-written fixtures and the chain owns every side effect.
+ * Types shared by the search engine adapters and the chain that drives them. An engine is an
+ * adapter of the kit (../kit/types.ts): a pure `buildRequest` / `parse` pair; the chain runs it.
  */
+import type { ParseOutcome, UpstreamRequest, UpstreamResponse } from '../kit/types.ts';
+
+export type { UpstreamRequest, UpstreamResponse } from '../kit/types.ts';
 
 export const SEARCH_LANGUAGES = ['en', 'es', 'fr', 'de', 'it', 'pt', 'ja', 'ko', 'zh', 'ar', 'hi', 'ru', 'tr', 'ur'] as const;
 export type SearchLanguage = (typeof SEARCH_LANGUAGES)[number];
@@ -25,21 +25,6 @@ export interface SearchParams {
   timeRange?: TimeRange;
 }
 
-export interface UpstreamRequest {
-  url: string;
-  method: 'GET' | 'POST';
-  headers: Record<string, string>;
-  body?: string;
-}
-
-export interface UpstreamResponse {
-  status: number;
-  /** The final URL after redirects (a redirect to a captcha page is a block signal). */
-  url: string;
-  headers: Record<string, string>;
-  body: string;
-}
-
 export interface SearchResult {
   title: string;
   description: string;
@@ -48,19 +33,17 @@ export interface SearchResult {
   url: string;
 }
 
-export type ParseOutcome =
-  | { kind: 'results'; results: SearchResult[] }
-  | { kind: 'no_results' }
-  | { kind: 'blocked'; reason: string };
+/** What a results page came to: `ok` with results, `empty` (the engine's own "no results"), or `blocked`. */
+export type SerpOutcome = Extract<ParseOutcome<SearchResult[]>, { kind: 'ok' | 'empty' | 'blocked' }>;
 
 export interface SearchEngine {
   name: EngineName;
-  /** The engine only answers a JavaScript-capable browser (the chain needs `browserFetch`). */
+  /** The engine only answers a JavaScript-capable browser (the chain loads it there). */
   needsBrowser: boolean;
   /**
    * `page` is the upstream page of (nominally) 10 results, 1-based. `now` only feeds engines
    * whose time filters are absolute dates; it defaults to the current time.
    */
   buildRequest(params: SearchParams, page: number, baseUrl: string, now?: Date): UpstreamRequest;
-  parse(response: UpstreamResponse): ParseOutcome;
+  parse(response: UpstreamResponse): SerpOutcome;
 }

@@ -6,21 +6,10 @@
  * Time: `filters=ex1:"ez1|ez2|ez3"` (day/week/month), a custom day range `ez5_<from>_<to>`
  * for a year; Bing has no past-hour filter, so hour uses the past day.
  */
-import type { ParseOutcome, SearchEngine, SearchParams, SearchResult, TimeRange, UpstreamRequest, UpstreamResponse } from '../types.ts';
-import {
-  browserHeaders,
-  buildUrl,
-  cookieHeader,
-  epochDay,
-  isEngineUrl,
-  openPage,
-  pushResult,
-  resolveLink,
-  settle,
-  textOf,
-  textOfFirst,
-  pageTextReader,
-} from './shared.ts';
+import type { SerpOutcome, SearchEngine, SearchParams, SearchResult, TimeRange, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import { pageTextReader, resolveLink, textOf, textOfFirst } from '../../kit/html.ts';
+import { buildUrl, cookieHeader } from '../../kit/request.ts';
+import { browserHeaders, epochDay, isEngineUrl, openPage, pageVerdict, pushResult } from './serp.ts';
 
 const BING_HOSTS = /(^|\.)bing\.com$/i;
 
@@ -77,7 +66,7 @@ function unwrapBing(pageUrl: string) {
   };
 }
 
-function parse(response: UpstreamResponse): ParseOutcome {
+function parse(response: UpstreamResponse): SerpOutcome {
   const page = openPage(response);
   if ('blocked' in page) return page.blocked;
   const { $ } = page;
@@ -99,7 +88,7 @@ function parse(response: UpstreamResponse): ParseOutcome {
   });
 
   const pageText = pageTextReader($);
-  return settle($, response, results, {
+  return pageVerdict($, response, results, {
     blockReason: () => {
       if ($('.captcha .captcha_header, #turnstile-widget').length > 0) return 'Bing "One last step" challenge';
       if (/\/turing\//.test(response.url)) return 'Bing challenge redirect';

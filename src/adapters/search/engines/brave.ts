@@ -7,20 +7,10 @@
  * results, more than the chain's nominal 10 (the chain trims). Time: `tf` = pd/pw/pm/py; Brave
  * has no past-hour filter, so hour uses the past day.
  */
-import type { ParseOutcome, SearchEngine, SearchParams, SearchResult, TimeRange, UpstreamRequest, UpstreamResponse } from '../types.ts';
-import {
-  browserHeaders,
-  buildUrl,
-  cookieHeader,
-  findFirst,
-  openPage,
-  pageTextReader,
-  pushResult,
-  resolveLink,
-  settle,
-  textOf,
-  textOfFirst,
-} from './shared.ts';
+import type { SerpOutcome, SearchEngine, SearchParams, SearchResult, TimeRange, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import { findFirst, pageTextReader, resolveLink, textOf, textOfFirst } from '../../kit/html.ts';
+import { buildUrl, cookieHeader } from '../../kit/request.ts';
+import { browserHeaders, openPage, pageVerdict, pushResult } from './serp.ts';
 
 function timeFilter(range: TimeRange | undefined): string | undefined {
   switch (range) {
@@ -56,7 +46,7 @@ function buildRequest(params: SearchParams, page: number, baseUrl: string): Upst
   };
 }
 
-function parse(response: UpstreamResponse): ParseOutcome {
+function parse(response: UpstreamResponse): SerpOutcome {
   const page = openPage(response);
   if ('blocked' in page) return page.blocked;
   const { $ } = page;
@@ -87,7 +77,7 @@ function parse(response: UpstreamResponse): ParseOutcome {
   });
 
   const pageText = pageTextReader($);
-  return settle($, response, results, {
+  return pageVerdict($, response, results, {
     blockReason: () => {
       if (/captcha/i.test(response.url)) return 'Brave captcha';
       if ($('#captcha, .captcha, form[action*="captcha" i]').length > 0) return 'Brave captcha';

@@ -10,21 +10,10 @@
  * costs a few lines and lets the same adapter read either page.
  */
 import type { CheerioAPI } from 'cheerio';
-import type { ParseOutcome, SearchEngine, SearchLanguage, SearchParams, SearchResult, UpstreamRequest, UpstreamResponse } from '../types.ts';
-import {
-  browserHeaders,
-  buildUrl,
-  cookieHeader,
-  formBody,
-  isEngineUrl,
-  letterTimeFilter,
-  openPage,
-  pushResult,
-  resolveLink,
-  settle,
-  textOf,
-  pageTextReader,
-} from './shared.ts';
+import type { SerpOutcome, SearchEngine, SearchLanguage, SearchParams, SearchResult, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import { pageTextReader, resolveLink, textOf } from '../../kit/html.ts';
+import { buildUrl, cookieHeader, formBody } from '../../kit/request.ts';
+import { browserHeaders, isEngineUrl, letterTimeFilter, openPage, pageVerdict, pushResult } from './serp.ts';
 
 /** The regions of DuckDuckGo's region selector: "<region>-<language>". */
 const REGIONS = [
@@ -136,7 +125,7 @@ function parseLiteLayout($: CheerioAPI, pageUrl: string): SearchResult[] {
   return results;
 }
 
-function parse(response: UpstreamResponse): ParseOutcome {
+function parse(response: UpstreamResponse): SerpOutcome {
   const page = openPage(response);
   if ('blocked' in page) return page.blocked;
   const { $ } = page;
@@ -144,7 +133,7 @@ function parse(response: UpstreamResponse): ParseOutcome {
   const results = isLite ? parseLiteLayout($, response.url) : parseHtmlLayout($, response.url);
 
   const pageText = pageTextReader($);
-  return settle($, response, results, {
+  return pageVerdict($, response, results, {
     blockReason: () => {
       if ($('.anomaly-modal, .anomaly-modal__modal, form#challenge-form, form[action*="anomaly" i]').length > 0) {
         return 'DuckDuckGo anomaly challenge';

@@ -10,8 +10,10 @@
  */
 import type { Cheerio, CheerioAPI } from 'cheerio';
 import type { AnyNode } from 'domhandler';
-import type { ParseOutcome, SearchEngine, SearchParams, SearchResult, TimeRange, UpstreamRequest, UpstreamResponse } from '../types.ts';
-import { browserHeaders, buildUrl, isEngineUrl, openPage, pageTextReader, pushResult, resolveLink, settle, textOf, textOfFirst } from './shared.ts';
+import type { SerpOutcome, SearchEngine, SearchParams, SearchResult, TimeRange, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import { pageTextReader, resolveLink, textOf, textOfFirst } from '../../kit/html.ts';
+import { buildUrl } from '../../kit/request.ts';
+import { browserHeaders, isEngineUrl, openPage, pageVerdict, pushResult } from './serp.ts';
 
 const TIME_UNITS: Record<TimeRange, string> = { hour: 'h', day: 'd', week: 'w', month: 'm', year: 'y' };
 
@@ -91,7 +93,7 @@ function description($: CheerioAPI, block: Cheerio<AnyNode>): string {
   return textOf(leaf);
 }
 
-function parse(response: UpstreamResponse): ParseOutcome {
+function parse(response: UpstreamResponse): SerpOutcome {
   const page = openPage(response);
   if ('blocked' in page) return page.blocked;
   const { $ } = page;
@@ -121,7 +123,7 @@ function parse(response: UpstreamResponse): ParseOutcome {
   });
 
   const pageText = pageTextReader($);
-  return settle($, response, results, {
+  return pageVerdict($, response, results, {
     blockReason: () => blockReason($, response, pageText),
     hasNoResultsMarker: () => /did not match any documents|No results found for/i.test(pageText()),
   });

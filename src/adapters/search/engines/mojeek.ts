@@ -6,8 +6,10 @@
  * site sets. Paging: `s` = 1-based index of the first result (the site's "Next" links use
  * s=11, s=21...). Time: `since` = YYYYMMDD; the finest unit is a day, so hour uses yesterday.
  */
-import type { ParseOutcome, SearchEngine, SearchParams, SearchResult, TimeRange, UpstreamRequest, UpstreamResponse } from '../types.ts';
-import { browserHeaders, buildUrl, cookieHeader, openPage, pushResult, resolveLink, settle, textOf, textOfFirst, pageTextReader } from './shared.ts';
+import type { SerpOutcome, SearchEngine, SearchParams, SearchResult, TimeRange, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import { pageTextReader, resolveLink, textOf, textOfFirst } from '../../kit/html.ts';
+import { buildUrl, cookieHeader } from '../../kit/request.ts';
+import { browserHeaders, openPage, pageVerdict, pushResult } from './serp.ts';
 
 const REGION_ALIASES: Record<string, string> = { gb: 'uk' };
 
@@ -46,7 +48,7 @@ function buildRequest(params: SearchParams, page: number, baseUrl: string, now: 
   };
 }
 
-function parse(response: UpstreamResponse): ParseOutcome {
+function parse(response: UpstreamResponse): SerpOutcome {
   const page = openPage(response);
   if ('blocked' in page) return page.blocked;
   const { $ } = page;
@@ -64,7 +66,7 @@ function parse(response: UpstreamResponse): ParseOutcome {
   });
 
   const pageText = pageTextReader($);
-  return settle($, response, results, {
+  return pageVerdict($, response, results, {
     blockReason: () =>
       /automated (search )?queries|your network appears to be sending/i.test(pageText())
         ? 'Mojeek refused automated queries'

@@ -11,21 +11,10 @@
  * The site's form also carries an `sc` code scraped from its home page; an adapter request is
  * a single stateless request, so it goes without (Startpage answers such requests).
  */
-import type { ParseOutcome, SearchEngine, SearchLanguage, SearchParams, SearchResult, UpstreamRequest, UpstreamResponse } from '../types.ts';
-import {
-  browserHeaders,
-  buildUrl,
-  cookieHeader,
-  formBody,
-  isEngineUrl,
-  letterTimeFilter,
-  openPage,
-  pushResult,
-  resolveLink,
-  settle,
-  textOf,
-  textOfFirst,
-} from './shared.ts';
+import type { SerpOutcome, SearchEngine, SearchLanguage, SearchParams, SearchResult, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import { resolveLink, textOf, textOfFirst } from '../../kit/html.ts';
+import { buildUrl, cookieHeader, formBody } from '../../kit/request.ts';
+import { browserHeaders, isEngineUrl, letterTimeFilter, openPage, pageVerdict, pushResult } from './serp.ts';
 
 const LANGUAGE_NAMES: Record<SearchLanguage, string> = {
   en: 'english',
@@ -113,7 +102,7 @@ function buildRequest(params: SearchParams, page: number, baseUrl: string): Upst
 const GOOGLE_AD = /^https?:\/\/(www\.)?google\.[a-z.]+\/aclk/i;
 const STARTPAGE_HOSTS = /(^|\.)startpage\.com$/i;
 
-function parse(response: UpstreamResponse): ParseOutcome {
+function parse(response: UpstreamResponse): SerpOutcome {
   const page = openPage(response);
   if ('blocked' in page) return page.blocked;
   const { $ } = page;
@@ -136,7 +125,7 @@ function parse(response: UpstreamResponse): ParseOutcome {
     });
   });
 
-  return settle($, response, results, {
+  return pageVerdict($, response, results, {
     blockReason: () => {
       if (/\/sp\/captcha/.test(response.url)) return 'Startpage captcha';
       if (/anubis|Making sure you(&#39;|')re not a bot/i.test(response.body) && $('.w-gl').length === 0) {

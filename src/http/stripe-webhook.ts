@@ -11,12 +11,12 @@
  *   operator links the customer, resending the event from the Stripe dashboard renews.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { httpErrors, MESSAGES } from '../http/errors.ts';
+import { httpErrors, MESSAGES } from '../core/errors.ts';
 import { assignPlan, renewPlans, type Renewal } from '../credits/renewal.ts';
-import { invoiceCustomer, isObject, plansNamedByInvoice } from './stripe-invoice.ts';
-import { verifyStripeSignature } from './stripe-signature.ts';
+import { invoiceCustomer, isObject, plansNamedByInvoice } from '../billing/stripe-invoice.ts';
+import { verifyStripeSignature } from '../billing/stripe-signature.ts';
 import type { StripeWebhookConfig } from '../config.ts';
-import type { InFlight } from '../pipeline/metered.ts';
+import type { InFlight } from './in-flight.ts';
 import type { Services } from '../services.ts';
 
 export const STRIPE_WEBHOOK_PATH = '/webhooks/stripe';

@@ -1,6 +1,7 @@
 /**
- * Errors that map to an HTTP answer. Bodies follow Laravel 8's wire strings exactly
- * (contract §1), because existing clients of the original service parse them.
+ * Errors that map to an HTTP answer, and the wire messages every route shares. Bodies follow
+ * Laravel 8's wire strings exactly (contract §1), because existing clients of the original service
+ * parse them. Messages that belong to one product live next to its endpoints.
  */
 export class HttpError extends Error {
   readonly status: number;
@@ -22,20 +23,15 @@ export const MESSAGES = {
   unauthorized: 'This action is unauthorized.',
   invalid: 'The given data was invalid.',
   insufficientCredits: 'You do not have enough credits to perform this action.',
-  domainNotSupported: 'Domain not supported',
   notFoundRoute: 'Not Found.',
   notFound: 'Not found.',
   tooManyAttempts: 'Too Many Attempts.',
   invalidJson: 'The request body is not valid JSON.',
   bodyTooLarge: 'The request body is too large.',
   serverError: 'Server Error',
-  noResults: 'No results found!',
-  searchUnavailable: 'The search engine did not answer, please retry.',
-  downloadFailed: 'Unable to download the file.',
-  pdfFailed: 'Unable to extract text from the PDF.',
-  pdfTooManyPages: 'The PDF has more than 30 pages.',
-  imageFailed: 'Unable to process the image.',
   busy: 'The server is busy, please retry shortly.',
+  upstreamUnavailable: 'The upstream service is unavailable, please retry.',
+  notConfigured: 'This endpoint is not configured.',
 } as const;
 
 export const httpErrors = {
@@ -47,12 +43,14 @@ export const httpErrors = {
   insufficientCredits: () => new HttpError(403, { message: MESSAGES.insufficientCredits }),
   /** Laravel's AuthorizationException: the token is valid but may not do this. */
   unauthorized: () => new HttpError(403, { message: MESSAGES.unauthorized }),
-  domainNotSupported: () => new HttpError(403, { message: MESSAGES.domainNotSupported }),
+  forbidden: (message: string) => new HttpError(403, { message }),
   badRequest: (message: string) => new HttpError(400, { message }),
   notFound: (message: string = MESSAGES.notFound) => new HttpError(404, { message }),
-  badGateway: (message: string, extra: Record<string, unknown> = {}) =>
+  conflict: (message: string) => new HttpError(409, { message }),
+  badGateway: (message: string = MESSAGES.upstreamUnavailable, extra: Record<string, unknown> = {}) =>
     new HttpError(502, { message, ...extra }),
   busy: () => new HttpError(503, { message: MESSAGES.busy }, { 'Retry-After': '5' }),
+  notConfigured: () => new HttpError(503, { message: MESSAGES.notConfigured }),
   tooManyAttempts: (headers: Record<string, string>) =>
     new HttpError(429, { message: MESSAGES.tooManyAttempts }, headers),
 };

@@ -1,0 +1,122 @@
+/**
+ * What every results page shares: the headers engines expect, time filters, and the common
+ * decision of what a page without results means (a real "nothing found", or a block).
+ */
+import type { CheerioAPI } from 'cheerio';
+import { genericChallenge, loadHtml } from '../../kit/html.ts';
+import type { SearchLanguage, SearchResult, SerpOutcome, TimeRange, UpstreamResponse } from '../types.ts';
+
+/** Engines serve their plain-HTML pages to ordinary desktop browsers; a library UA gets a block page. */
+const USER_AGENT =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+
+export function browserHeaders(language: SearchLanguage, country: string): Record<string, string> {
+  return {
+    'User-Agent': USER_AGENT,
+    Accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
+    'Accept-Language': acceptLanguage(language, country),
+  };
+}
+
+/** "de-AT,de;q=0.9,en;q=0.5": the user's language first, English as a last resort. */
+export function acceptLanguage(language: SearchLanguage, country: string): string {
+  const tag = country ? `${language}-${country.toUpperCase()}` : language;
+  return language === 'en' ? `${tag},en;q=0.9` : `${tag},${language};q=0.9,en;q=0.5`;
+}
+
+
+
+
+/** Days since the Unix epoch (UTC), the unit of Bing's custom date ranges. */
+export function epochDay(now: Date): number {
+  return Math.floor(now.getTime() / 86_400_000);
+}
+
+
+
+
+
+
+
+
+/** True when `url` is served by the page's own origin or by one of the engine's hosts. */
+export function isEngineUrl(url: URL, pageUrl: string, hosts: RegExp): boolean {
+  if (hosts.test(url.hostname)) return true;
+  try {
+    return new URL(pageUrl).origin === url.origin;
+  } catch {
+    return false;
+  }
+}
+
+/** HTTP statuses that mean the engine refused or could not answer, whatever the body says. */
+export function statusBlock(status: number): SerpOutcome | undefined {
+  if (status === 403 || status === 429) return { kind: 'blocked', reason: `HTTP ${status}` };
+  if (status >= 500) return { kind: 'blocked', reason: `HTTP ${status} (engine unavailable)` };
+  if (status < 200 || status >= 300) return { kind: 'blocked', reason: `unexpected HTTP ${status}` };
+  return undefined;
+}
+
+export interface PageVerdict {
+  /** Engine-specific block signals, checked when the page holds no result. */
+  blockReason?: () => string | undefined;
+  /** The engine's explicit "no results" marker. */
+  hasNoResultsMarker: () => boolean;
+}
+
+/**
+ * Results win; an empty page is `blocked` when it carries a block signal, `empty` only with
+ * the engine's explicit marker, and `blocked` otherwise: a page with neither results nor the
+ * marker is a JavaScript shell or a layout we do not know, never a real "nothing found".
+ */
+export function pageVerdict(
+  $: CheerioAPI,
+  response: UpstreamResponse,
+  results: SearchResult[],
+  verdict: PageVerdict,
+): SerpOutcome {
+  if (results.length > 0) return { kind: 'ok', value: results };
+  const reason = verdict.blockReason?.() ?? genericChallenge($, response);
+  if (reason) return { kind: 'blocked', reason };
+  if (verdict.hasNoResultsMarker()) return { kind: 'empty' };
+  return { kind: 'blocked', reason: 'no result container and no "no results" marker (JavaScript-only or unknown page)' };
+}
+
+/**
+ * The status check and HTML load every parser starts with. Scripts, styles and templates are
+ * dropped up front: inline `<style>` tags sit inside result markup on some engines and would
+ * leak CSS into extracted text.
+ */
+export function openPage(response: UpstreamResponse): { blocked: SerpOutcome } | { $: CheerioAPI } {
+  const blocked = statusBlock(response.status);
+  if (blocked) return { blocked };
+  if (response.body.trim() === '') return { blocked: { kind: 'blocked', reason: 'empty response body' } };
+  const $ = loadHtml(response.body);
+  $('script, style, template').remove();
+  return { $ };
+}
+
+/** Pushes a result when it has the two fields a result cannot lack. */
+export function pushResult(results: SearchResult[], result: SearchResult): void {
+  if (result.url && result.title) results.push(result);
+}
+
+/**
+ * The one-letter time filter DuckDuckGo and Startpage share (d, w, m, y); neither has an hour
+ * filter, so "hour" narrows to the past day. "" when no range is asked for.
+ */
+export function letterTimeFilter(range: TimeRange | undefined): string {
+  switch (range) {
+    case undefined:
+      return '';
+    case 'hour':
+    case 'day':
+      return 'd';
+    case 'week':
+      return 'w';
+    case 'month':
+      return 'm';
+    case 'year':
+      return 'y';
+  }
+}

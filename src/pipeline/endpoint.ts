@@ -1,0 +1,116 @@
+/**
+ * The endpoint contract: one row of the endpoint table (src/endpoints/table.ts) and what its
+ * handler is given. Rows are written with `defineEndpoint`, which types the handler's input from
+ * the request schema, so a handler cannot read a field the schema does not declare.
+ *
+ * Money is the pipeline's alone: a row declares how it is billed (`billing`), a handler only says
+ * how many units its work needs (`meter.cover`) or used (`units`), never credits.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { FieldErrors } from '../core/errors.ts';
+import type { Fields, InputOf, Schema } from '../validation/schema.ts';
+import type { Product } from '../credits/products.ts';
+import type { Operation } from '../credits/prices.ts';
+import type { AuthenticatedUser } from '../accounts/store.ts';
+import type { Services } from '../services.ts';
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+/** What a handler may use: capabilities and account stores; never the database or the ledger. */
+export type HandlerServices = Pick<Services, 'config' | 'accounts' | 'history' | 'outbound' | 'capabilities'>;
+
+/** Owner-only rows (the admin API) run the operator's operations, which do reach the ledger. */
+export type OperatorHandlerServices = HandlerServices & Pick<Services, 'ledger' | 'prices'>;
+
+/** Units held before the work: exactly `n`, or as many as the balance allows within the range. */
+export type UnitHold = number | { min: number; max: number };
+
+export interface Billing<I> {
+  product: Product;
+  /** The price-table row a unit costs (the operator changes prices there, not in code). */
+  operation: Operation;
+  /** Units of `operation` held before the work. Default 1. */
+  units?(input: I): UnitHold;
+  /**
+   * Credits for `units` at `unitPrice`, when the cost is not simply their product (the search
+   * floor `max(price, round(per_page / 3))`). Only for rows that hold a fixed number of units.
+   */
+  credits?(units: number, unitPrice: number, input: I): number;
+}
+
+/** The credits side of one request, as its handler sees it: units, never credits. */
+export interface Meter {
+  /** Units of `operation` (the row's by default) held for this request so far. */
+  held(operation?: Operation): number;
+  /**
+   * Grows the hold so that it covers `total` units of `operation` (the row's by default), for work
+   * whose size is learned on the way (a PDF's pages, its scanned pages). Throws the 403 "not enough
+   * credits" error when the balance cannot cover them; nothing is held then.
+   */
+  cover(total: number, operation?: Operation): Promise<void>;
+  /** Units of `operation` the user could have held for this request: what is held plus the balance. */
+  affordable(operation?: Operation): Promise<number>;
+}
+
+export interface EndpointContext<I> {
+  input: I;
+  user: AuthenticatedUser;
+  requestId: string;
+  /** Aborted when the client goes away or the server shuts down: stop and throw. */
+  signal: AbortSignal;
+  services: HandlerServices;
+  meter: Meter;
+  /** Absolute URL of this route, for links in the answer (pagination). */
+  routeUrl: string;
+  log: FastifyBaseLogger;
+}
+
+export interface EndpointResult {
+  status?: number;
+  body: unknown;
+  /** Units of the row's operation the success used, when fewer than were held. Default: all of them. */
+  units?: number;
+}
+
+interface RowShape<I, F extends Fields> {
+  method: HttpMethod;
+  /** OpenAPI style: path parameters in braces (`/admin/users/{user}`), each a schema field with `in: 'path'`. */
+  path: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  /** Where the input comes from: the JSON body (merged over the query string) or the query. */
+  input: 'body' | 'query';
+  schema: Schema<F>;
+  billing?: Billing<I>;
+  throttle?: { maxAttempts: number; windowSeconds: number; per: 'user' | 'token' };
+  /** `owner`: only tokens of an owner account (the operator) may call it; others get 403. */
+  access?: 'owner';
+  /** Recorded in request history (every /v1 route). */
+  history: boolean;
+  /**
+   * Checks that need the caller or the database (a unique e-mail, the caller's secret key). They
+   * run after the schema's rules whatever those found, as Laravel's `after` hooks do, so that every
+   * failure is reported in one 422. `input` is the request as sent: check types before use.
+   */
+  afterValidation?(context: { input: Record<string, unknown>; user: AuthenticatedUser; services: HandlerServices }, errors: FieldErrors): Promise<void>;
+  handler(context: EndpointContext<I>): Promise<EndpointResult>;
+  /** For the OpenAPI document: what a success looks like. */
+  success: { status: number; description: string; example?: unknown };
+  /** Error statuses this route can answer besides 401/422/500, for the docs. */
+  errors?: number[];
+}
+
+/** A row as the table, the pipeline and the OpenAPI generator hold it. */
+export type Endpoint = RowShape<Record<string, unknown>, Fields>;
+
+/** A row whose handler and billing are typed from its own schema. */
+export type EndpointDefinition<F extends Fields> = RowShape<InputOf<F>, F>;
+
+/**
+ * Declares one row. The handler's `input` is typed from `schema`; the pipeline hands it exactly
+ * what that schema validated and coerced, which is why the row can then be held untyped.
+ */
+export function defineEndpoint<const F extends Fields>(definition: EndpointDefinition<F>): Endpoint {
+  return definition as unknown as Endpoint;
+}
