@@ -1,6 +1,6 @@
 /**
  * Errors that map to an HTTP answer, and the wire messages every route shares. Bodies follow
- * Laravel 8's wire strings exactly (contract §1), because existing clients of the original service
+ * Laravel 8's wire strings exactly (docs/spec/contract.md §1), because existing clients of the original service
  * parse them. Messages that belong to one product live next to its endpoints.
  */
 export class HttpError extends Error {

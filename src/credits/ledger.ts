@@ -1,5 +1,5 @@
 /**
- * Credit balances, holds and the ledger (contract §3).
+ * Credit balances, holds and the ledger (docs/spec/contract.md §3).
  *
  * A request first HOLDS its maximum cost: under the balance row's lock, the credits leave the
  * available balance only if enough are there, so concurrent requests can never overdraw (the

@@ -1,4 +1,4 @@
-/** Account endpoints (contract §2, §4): profile and balances, e-mail change, request history. */
+/** Account endpoints (docs/spec/contract.md §2, §4): profile and balances, e-mail change, request history. */
 import { httpErrors } from '../core/errors.ts';
 import { between, custom, email, integer, min, required, string } from '../validation/rules.ts';
 import { defineEndpoint } from '../pipeline/endpoint.ts';

@@ -4,7 +4,7 @@ import { OutboundError, type OutboundClient } from '../outbound/types.ts';
 
 export const DOWNLOAD_FAILED = 'Unable to download the file.';
 
-/** Size caps on decoded bytes (contract §6). */
+/** Size caps on decoded bytes (docs/spec/contract.md §6). */
 export const MAX_BYTES = { pdf: 50 * 1024 * 1024, image: 20 * 1024 * 1024, page: 10 * 1024 * 1024 } as const;
 
 export async function downloadDocument(outbound: OutboundClient, url: string, maxBytes: number, signal: AbortSignal): Promise<Buffer> {

@@ -1,4 +1,4 @@
-/** The text-extraction product: POST /v1/pdf and POST /v1/image (contract §5). */
+/** The text-extraction product: POST /v1/pdf and POST /v1/image (docs/spec/contract.md §5). */
 import { httpErrors } from '../core/errors.ts';
 import { publicAddress, required, string, url, urlPathEndsWith } from '../validation/rules.ts';
 import { defineEndpoint } from '../pipeline/endpoint.ts';

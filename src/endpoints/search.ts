@@ -1,4 +1,4 @@
-/** POST /v1/engine-search: organic results from a chain of search engines (contract §5). */
+/** POST /v1/engine-search: organic results from a chain of search engines (docs/spec/contract.md §5). */
 import { httpErrors } from '../core/errors.ts';
 import { between, integer, min, oneOf, required, string } from '../validation/rules.ts';
 import { COUNTRY_CODES } from '../validation/countries.ts';

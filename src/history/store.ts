@@ -1,4 +1,4 @@
-/** Request history (contract §4): read side. Rows are written by the metered pipeline. */
+/** Request history (docs/spec/contract.md §4): read side. Rows are written by the metered pipeline. */
 import type { Database } from '../storage/db.ts';
 import { isoColumn } from '../accounts/store.ts';
 

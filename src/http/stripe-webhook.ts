@@ -1,6 +1,6 @@
 /**
  * `POST /webhooks/stripe`: Stripe reports a paid invoice and the paying user's plans are renewed
- * (contract §3). Not an API endpoint: no bearer token, not metered, not in the endpoint table.
+ * (docs/spec/contract.md §3). Not an API endpoint: no bearer token, not metered, not in the endpoint table.
  *
  * - The signature is checked on the exact bytes received (the route has its own raw-body parser,
  *   inside its own Fastify scope, so the server's JSON parser is untouched): 400 when it fails.

@@ -33,7 +33,7 @@ export interface OutboundRequest {
   timeoutMs?: number;
   /** Default 10. 0 disables following (the 3xx is returned as is). */
   maxRedirects?: number;
-  /** Route through PROXY_URL with the username rewritten for this country (contract §5). */
+  /** Route through PROXY_URL with the username rewritten for this country (docs/spec/contract.md §5). */
   proxyCountry?: string;
   /** Called with every URL before it is requested (the first and each redirect hop). Throw to refuse. */
   checkUrl?: (url: URL) => void;

@@ -1,5 +1,5 @@
 /**
- * Validation rules with Laravel 8's semantics and exact messages (contract §1), each also
+ * Validation rules with Laravel 8's semantics and exact messages (docs/spec/contract.md §1), each also
  * describing itself as JSON Schema so the same table generates the OpenAPI document.
  *
  * Laravel semantics kept here:
@@ -276,7 +276,7 @@ export const urlPathEndsWith = (extensions: readonly string[], message: string):
   );
 
 /**
- * Refuses URLs whose host is, or resolves to, a non-public address (contract §5, §6). It judges
+ * Refuses URLs whose host is, or resolves to, a non-public address (docs/spec/contract.md §5, §6). It judges
  * any http(s) URL, even one that failed the extension rule, so that both failures are reported;
  * what is not such a URL at all is left to the `url` rule.
  */
