@@ -1,6 +1,6 @@
 /**
  * Search latency through the real server, against a fake Bing on loopback that answers every
- * upstream page after a fixed delay (default 200 ms), serving the page numbered by `first`:
+ * upstream page after a fixed delay (default 300 ms), serving the page numbered by `first`:
  *
  *   fan-out    POST /v1/engine-search at per_page=10 (one upstream page) vs per_page=100 (ten
  *              upstream pages, fetched concurrently): p50/p95 of each and the ratio
@@ -19,7 +19,7 @@
  * Environment:
  *   BENCH_SEARCH_REQUESTS   measured requests per case (default 20)
  *   BENCH_SEARCH_WARMUP     warm-up requests per case (default 3)
- *   BENCH_UPSTREAM_DELAY_MS delay of every fake upstream page (default 200)
+ *   BENCH_UPSTREAM_DELAY_MS delay of every fake upstream page (default 300)
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -38,7 +38,7 @@ function positive(name: string, fallback: number): number {
 
 const requests = positive('BENCH_SEARCH_REQUESTS', 20);
 const warmup = positive('BENCH_SEARCH_WARMUP', 3);
-const delayMs = positive('BENCH_UPSTREAM_DELAY_MS', 200);
+const delayMs = positive('BENCH_UPSTREAM_DELAY_MS', 300);
 
 const QUERY = { query: 'javascript tutorial', country: 'us', language: 'en' } as const;
 

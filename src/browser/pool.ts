@@ -16,7 +16,9 @@ import type { BrowserPool, BrowserPoolOptions, BrowserPoolStats, BrowserRequest,
 
 export const POOL_DEFAULTS = {
   maxBrowsers: 1,
-  maxPagesPerBrowser: 4,
+  // A per_page=100 search renders up to 11 upstream pages at once (a window of 100 results that
+  // starts inside an upstream page spans 11): fewer slots would run them in waves.
+  maxPagesPerBrowser: 11,
   maxTransferBytes: 32 * 1024 * 1024,
   idleTimeoutMs: 5 * 60_000,
 } as const;

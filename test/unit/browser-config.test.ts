@@ -7,7 +7,7 @@ describe('browser pool settings from the environment', () => {
     const options = browserPoolOptionsFromEnv({});
     assert.equal(options.executablePath, '/usr/bin/chromium');
     assert.equal(options.maxBrowsers, 1);
-    assert.equal(options.maxPagesPerBrowser, 4);
+    assert.equal(options.maxPagesPerBrowser, 11);
     assert.equal(options.navigationTimeoutMs, 20_000);
     assert.deepEqual(options.allowHosts, []);
     assert.equal(options.proxyUrl, undefined);

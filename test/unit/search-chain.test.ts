@@ -267,14 +267,30 @@ describe('search chain: fallback', () => {
     });
     const outcome = await searchChain.find(request);
     assert.equal(outcome.kind === 'results' && outcome.engine, 'startpage');
+    // A failed fetch is tried once more before the chain moves on; a block or a 429 is not.
     assert.deepEqual(
       calls.map((call) => call.engine),
-      ['bing', 'duckduckgo', 'brave', 'mojeek', 'startpage'],
+      ['bing', 'duckduckgo', 'duckduckgo', 'brave', 'brave', 'mojeek', 'startpage'],
     );
     assert.deepEqual(
       warnings.map((warning) => warning.details.engine),
       ['bing', 'duckduckgo', 'brave', 'mojeek'],
     );
+  });
+
+  test('a page whose fetch failed once is fetched again and the engine keeps the request', async () => {
+    let failures = 0;
+    const { searchChain, warnings } = chain((engine, page) => {
+      if (engine === 'bing' && (page === 1 || page === 3) && failures < 2) {
+        failures++;
+        return new OutboundError('timeout', 'render did not finish', BASE_URLS.bing);
+      }
+      return resultsPage(engine, page);
+    });
+    const outcome = await searchChain.find({ ...request, perPage: 30 });
+    assert.equal(outcome.kind === 'results' && outcome.engine, 'bing');
+    assert.deepEqual(outcome.kind === 'results' ? outcome.results.map((result) => result.title) : [], fixtureResults('bing', 30).map((result) => result.title));
+    assert.equal(warnings.length, 0);
   });
 
   test('all engines blocked: unavailable, with every attempt and its reason in order', async () => {
@@ -321,8 +337,9 @@ describe('search chain: fallback', () => {
     };
     const searchChain = createSearchChain({ engines: ['bing', 'mojeek'], fetch: fake.client, baseUrls: BASE_URLS, timeoutMs: 1000 });
     await searchChain.find({ ...request, perPage: 30 });
-    assert.equal(signals.length, 6);
-    assert.deepEqual(signals.map((signal) => signal.aborted), [true, true, true, false, false, false]);
+    // Bing's three pages and the retry of its first page, then Mojeek's three.
+    assert.equal(signals.length, 7);
+    assert.deepEqual(signals.map((signal) => signal.aborted), [true, true, true, true, false, false, false]);
   });
 });
 

@@ -92,6 +92,19 @@ describe('engine-specific parsing', () => {
     assert.deepEqual(results(ENGINES.google.parse(respond(googleBasicHtml(items), ORIGINS.google))), expected(items));
   });
 
+  test("google: results on Google's own properties stay; only its navigation goes", () => {
+    const own = [
+      { title: 'About Google', url: 'https://about.google/intl/en/', description: 'Our mission', meta: 'about.google' },
+      { title: 'Google Store', url: 'https://store.google.com/us/', description: 'Pixel phones', meta: 'store.google.com' },
+      { title: 'Google Drive', url: 'https://www.google.com/drive/', description: 'Cloud storage', meta: 'www.google.com › drive' },
+      { title: 'How Search works', url: 'https://www.google.com/search/howsearchworks/', description: 'Ranking', meta: 'www.google.com › search' },
+      { title: 'Sign in', url: 'https://accounts.google.com/ServiceLogin?hl=en', description: 'Navigation', meta: '' },
+      { title: 'Settings', url: 'https://www.google.com/preferences?hl=en', description: 'Navigation', meta: '' },
+    ];
+    const urls = results(ENGINES.google.parse(respond(SERP_FIXTURES.google.results(own), ORIGINS.google))).map((result) => result.url);
+    assert.deepEqual(urls, own.slice(0, 4).map((item) => item.url));
+  });
+
   test('google: the block reasons name the signal', () => {
     const { blocked } = SERP_FIXTURES.google;
     const reason = (page: FixturePage, origin = ORIGINS.google) => {

@@ -7,6 +7,7 @@
  *   results 16–30, upstream pages 2 and 3). They are fetched concurrently and merged in page
  *   order, and the results before the window are skipped. So paging with any `perPage` neither
  *   skips nor repeats results.
+ * - A page whose fetch failed (network error, timeout) is tried once more before it counts.
  * - The first upstream page decides: blocked, a network error or a timeout there moves on to
  *   the next engine (the reason is recorded). A later page of the fan-out that fails is
  *   dropped and the pages that answered are kept.
@@ -149,7 +150,18 @@ export function createSearchChain(options: SearchChainOptions): SearchChain {
   // The chain logs its own decisions (which engine failed, what it tried next).
   const runner = createUpstreamRunner({ outbound: options.fetch, browser: options.browser, logger, now });
 
-  function fetchPage(engine: SearchEngine, params: SearchParams, page: number, signal: AbortSignal): Promise<PageOutcome> {
+  /**
+   * One upstream page, tried twice when the fetch itself failed (a render that timed out under
+   * load, a dropped connection): one slow page must not fail a whole request. A block is not
+   * retried: a captcha does not go away by asking again at once.
+   */
+  async function fetchPage(engine: SearchEngine, params: SearchParams, page: number, signal: AbortSignal): Promise<PageOutcome> {
+    const first = await fetchPageOnce(engine, params, page, signal);
+    if (first.kind !== 'failed' || signal.aborted) return first;
+    return fetchPageOnce(engine, params, page, signal);
+  }
+
+  function fetchPageOnce(engine: SearchEngine, params: SearchParams, page: number, signal: AbortSignal): Promise<PageOutcome> {
     const baseUrl = options.baseUrls?.[engine.name] ?? DEFAULT_BASE_URLS[engine.name];
     return runner.run(engine.buildRequest(params, page, baseUrl, now()), (response) => engine.parse(response), {
       upstream: engine.name,

@@ -74,11 +74,19 @@ const NOT_ORGANIC = [
 /** The smallest block that holds one result, in the rendered and in the JavaScript-free layout. */
 const RESULT_BLOCK = 'div.g, div.tF2Cxc, div.MjjYud, div.Gx5Zad';
 
-/** Google's own pages, linked from result slots (more results, images), are never results. */
+/**
+ * Google's own navigation in result slots ("More results", image strips, ad clicks, sign-in and
+ * settings): exact paths on the page's own origin, the sign-in host and the ad host. Results that
+ * are real pages on Google's properties (about.google, store.google.com, www.google.com/drive/,
+ * www.google.com/search/howsearchworks/) are results like any other and stay.
+ */
+const NAVIGATION_PATHS = /^\/(search|imgres|aclk|url|sorry|setprefs|preferences|advanced_search|webhp)\/?$/;
+
 function isInternalLink(url: string, pageUrl: string): boolean {
   const parsed = new URL(url);
   if (/(^|\.)googleadservices\.com$/i.test(parsed.hostname)) return true;
-  return isEngineUrl(parsed, pageUrl, /^$/) && /^\/(search|imgres|aclk|url|sorry)\b/.test(parsed.pathname);
+  if (/^accounts\.google\./i.test(parsed.hostname) && /^\/(ServiceLogin|signin|SignOutOptions|Logout)\b/i.test(parsed.pathname)) return true;
+  return isEngineUrl(parsed, pageUrl, /^$/) && NAVIGATION_PATHS.test(parsed.pathname);
 }
 
 function description($: CheerioAPI, block: Cheerio<AnyNode>): string {
