@@ -86,9 +86,33 @@ export class CreditLedger {
    * never overdrawn, and the ledger still adds up.
    */
   async hold(request: HoldRequest): Promise<number> {
-    const amount = await this.#holds.submit(request);
+    let amount: number;
+    try {
+      amount = await this.#holds.submit(request);
+    } catch (error) {
+      // The statement may have committed before its answer was lost (a connection dropped after
+      // the commit; the one-by-one retry then hits the hold's primary key): the row tells.
+      const existing = await this.heldFor(request.requestId).catch(() => undefined);
+      if (existing === undefined) throw error;
+      amount = existing;
+    }
     if (amount > 0) this.#keepAlive(request.requestId);
     return amount;
+  }
+
+  /** The credits held for a request right now, or undefined when it holds nothing. */
+  async heldFor(requestId: string): Promise<number | undefined> {
+    const rows = await this.db.query<{ amount: number }>('SELECT amount FROM credit_holds WHERE request_id = $1', [requestId]);
+    return rows.length ? Number(rows[0].amount) : undefined;
+  }
+
+  /** What a request's settlement charged, or undefined when it has not settled (capture or release row). */
+  async settledCharge(requestId: string): Promise<number | undefined> {
+    const rows = await this.db.query<{ charged: number }>(
+      "SELECT charged FROM credit_ledger WHERE reference = $1 AND kind IN ('capture', 'release')",
+      [requestId],
+    );
+    return rows.length ? Number(rows[0].charged ?? 0) : undefined;
   }
 
   /**
@@ -169,9 +193,18 @@ export class CreditLedger {
    * and one synchronous commit. A full capture leaves the balance row alone: the user's row lock
    * is then taken once per request (by the hold) instead of twice.
    */
-  settle(requestId: string, charge: number, history?: HistoryRecord): Promise<number> {
+  async settle(requestId: string, charge: number, history?: HistoryRecord): Promise<number> {
     this.#live.delete(requestId);
-    return this.#settlements.submit({ settle: { requestId, charge }, history });
+    try {
+      return await this.#settlements.submit({ settle: { requestId, charge }, history });
+    } catch (error) {
+      // Both the batch and its retry reported a failure, yet one of them may have committed
+      // (an answer lost after the commit): the settlement row, written in the same statement as
+      // the history row, tells what was really charged.
+      const charged = await this.settledCharge(requestId).catch(() => undefined);
+      if (charged === undefined) throw error;
+      return charged;
+    }
   }
 
   /** Records a history row for a request that held nothing (422, 403, 429...). */
@@ -213,16 +246,21 @@ export class CreditLedger {
    * up while the capture committed), and records the request as 499 with no credits. Once per
    * request: the ledger's unique (reference, kind) refuses a second refund, and nothing changes.
    */
-  async refund(requestId: string, userId: number, product: Product, amount: number): Promise<void> {
+  async refund(requestId: string, userId: number, product: Product, amount: number, status = 499): Promise<void> {
     await this.db.query(
       `WITH l AS (
          INSERT INTO credit_ledger (user_id, product, kind, delta, reference) VALUES ($2, $3, 'refund', $4::bigint, $1)
          ON CONFLICT (reference, kind) DO NOTHING RETURNING delta),
        b AS (UPDATE balances SET balance = balances.balance + l.delta FROM l WHERE user_id = $2 AND product = $3),
-       h AS (UPDATE request_history SET status = 499, credits = 0 FROM l WHERE request_id = $1)
+       h AS (UPDATE request_history SET status = $5, credits = 0 FROM l WHERE request_id = $1)
        SELECT count(*) FROM l`,
-      [requestId, userId, product, amount],
+      [requestId, userId, product, amount, status],
     );
+  }
+
+  /** Corrects the status of a request's history row (a success that could not be charged is a 500). */
+  async correctStatus(requestId: string, status: number): Promise<void> {
+    await this.db.query('UPDATE request_history SET status = $2 WHERE request_id = $1', [requestId, status]);
   }
 
   /** Returns holds whose process never settled them. Returns how many were released. */

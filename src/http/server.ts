@@ -4,6 +4,7 @@
  * through the metered pipeline; plus the Stripe webhook (outside the table: no token, no metering).
  */
 import { randomUUID } from 'node:crypto';
+import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteHandlerMethod } from 'fastify';
 import { HttpError, MESSAGES } from '../core/errors.ts';
 import { buildOpenApi } from './openapi.ts';
@@ -41,6 +42,7 @@ export async function buildServer(services: Services, options: ServerOptions): P
     // Laravel matches `/v1/pdf/` as `/v1/pdf`: clients that add the slash must keep working.
     routerOptions: { ignoreTrailingSlash: true },
     forceCloseConnections: 'idle',
+    clientErrorHandler: answerClientError,
   });
   const inFlight = new InFlight();
   const run = (endpoint: Endpoint, request: FastifyRequest, reply: FastifyReply) =>
@@ -72,12 +74,25 @@ export async function buildServer(services: Services, options: ServerOptions): P
     }
   });
 
-  app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
+  app.setErrorHandler(async (error: FastifyError | HttpError, request, reply) => {
     if (error instanceof HttpError) {
       reply.code(error.status).headers(error.headers).send(error.body);
       return;
     }
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      // A table route answers it like any refused call: after authentication (401 first) and the
+      // throttle (its headers), recorded in history. The body is never read.
+      const endpoint = tableRouteOf(request);
+      if (endpoint) {
+        try {
+          await runEndpoint(endpoint, request, reply, services, { track: (controller) => inFlight.track(controller), malformedBody: false, bodyTooLarge: true });
+        } catch (refusal) {
+          if (refusal instanceof HttpError) return reply.code(refusal.status).headers(refusal.headers).send(refusal.body);
+          request.log.error({ err: refusal, requestId: request.id }, 'unhandled error');
+          return reply.code(500).send({ message: MESSAGES.serverError });
+        }
+        return;
+      }
       reply.code(413).send({ message: MESSAGES.bodyTooLarge });
       return;
     }
@@ -124,6 +139,17 @@ export async function buildServer(services: Services, options: ServerOptions): P
   // (`X-HTTP-Method-Override`, or `_method` in the body or query) picks the route, so clients that
   // can only send POST reach PATCH /me.
   const endpointsByPath = new Map<string, Map<string, Endpoint>>();
+  /** The table row a request was routed to, for answers given before its handler runs. */
+  const tableRouteOf = (request: FastifyRequest): Endpoint | undefined => {
+    const template = request.routeOptions.url;
+    if (template === undefined) return undefined;
+    const byMethod = endpointsByPath.get(template.replace(/:([^/]+)/g, '{$1}'));
+    if (!byMethod) return undefined;
+    // The body is unread: only the header can override a POST's method.
+    const header = request.headers['x-http-method-override'];
+    const method = request.method === 'POST' && typeof header === 'string' && header.trim() ? header.trim().toUpperCase() : request.method;
+    return byMethod.get(method === 'HEAD' ? 'GET' : method);
+  };
   for (const endpoint of options.endpoints) {
     allow(endpoint.path, endpoint.method);
     const byMethod = endpointsByPath.get(endpoint.path) ?? new Map<string, Endpoint>();
@@ -181,6 +207,30 @@ export async function buildServer(services: Services, options: ServerOptions): P
       return app.close();
     },
   };
+}
+
+/**
+ * Requests Node's HTTP parser refuses before any route sees them (headers too large, a request
+ * that never finished arriving, malformed HTTP) are answered in the house shape too: a JSON
+ * `message` and an `X-Request-Id`, and the connection is closed (the parser cannot resume).
+ */
+function answerClientError(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, reason, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', MESSAGES.headersTooLarge]
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', MESSAGES.requestTimeout]
+        : [400, 'Bad Request', MESSAGES.malformedRequest];
+  const requestId = randomUUID();
+  this.log.info({ err: error, requestId, status }, 'client error');
+  const body = JSON.stringify({ message });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
 }
 
 function escapeRegExp(text: string): string {

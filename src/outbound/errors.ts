@@ -10,7 +10,13 @@ export class BlockedAddressError extends Error {
   readonly host: string;
   readonly address: string;
   constructor(host: string, address: string) {
-    super(host === address ? `${address} is not a public address` : `${host} resolves to the non-public address ${address}`);
+    super(
+      host === address
+        ? `${address} is not a public address`
+        : address === 'a private-use name'
+          ? `${host} is a private-use name`
+          : `${host} resolves to the non-public address ${address}`,
+    );
     this.name = 'BlockedAddressError';
     this.host = host;
     this.address = address;

@@ -55,6 +55,21 @@ export function firstNonPublic(addresses: readonly LookupAddress[]): string | un
  * Resolves `hostname` and throws `BlockedAddressError` unless it is exempted or every address is
  * public. Used where the connection itself cannot be guarded (through a proxy).
  */
+/**
+ * Names that are private by definition, whatever a resolver answers for them: `localhost` and
+ * its subdomains (RFC 6761), mDNS `.local`, `.home.arpa` (RFC 8375), `.internal` (reserved for
+ * private use by ICANN in 2024: cloud metadata names live there), and the suffixes private
+ * networks commonly use. They are refused before any look-up, so a name like
+ * `metadata.google.internal` gets the same answer (not public) on every network, rather than a
+ * 422 where it resolves and a failed download where it does not.
+ */
+const PRIVATE_USE_SUFFIXES = ['localhost', 'local', 'internal', 'home.arpa', 'localdomain', 'lan', 'intranet', 'corp', 'home', 'private'];
+
+export function isPrivateUseName(hostname: string): boolean {
+  const name = hostname.toLowerCase().replace(/\.+$/, '');
+  return PRIVATE_USE_SUFFIXES.some((suffix) => name === suffix || name.endsWith(`.${suffix}`));
+}
+
 export async function assertPublicHost(
   hostname: string,
   lookup: LookupFunction,
@@ -62,6 +77,7 @@ export async function assertPublicHost(
   signal?: AbortSignal,
 ): Promise<void> {
   if (isExempt(hostname)) return;
+  if (isPrivateUseName(hostname)) throw new BlockedAddressError(hostname, 'a private-use name');
   if (isIP(hostname) !== 0) {
     if (!isPublicAddress(hostname)) throw new BlockedAddressError(hostname, hostname);
     return;
@@ -76,6 +92,10 @@ export async function assertPublicHost(
  */
 export function createGuardedLookup(lookup: LookupFunction, isExempt: (hostname: string) => boolean): LookupFunction {
   return (hostname, options, callback) => {
+    if (!isExempt(hostname) && isPrivateUseName(hostname)) {
+      callback(new BlockedAddressError(hostname, 'a private-use name'), '');
+      return;
+    }
     lookup(hostname, { ...options, all: true }, (error, answer, family) => {
       if (error || isEmpty(answer)) {
         callback(error ?? noAddressError(hostname), '');

@@ -13,6 +13,8 @@ import type { Endpoint, EndpointContext } from './endpoint.ts';
 import type { HistoryRecord } from '../credits/ledger.ts';
 import type { Services } from '../services.ts';
 import { RequestMeter } from './meter.ts';
+import { raceAbort } from '../core/abort.ts';
+import type { AuthenticatedUser } from '../accounts/store.ts';
 
 /** What the HTTP layer gives each request: how to register it for shutdown, and how its body read. */
 export interface RequestScope {
@@ -20,6 +22,8 @@ export interface RequestScope {
   track(controller: AbortController): () => void;
   /** The body was sent but is not valid JSON: answered 400, after authentication. */
   malformedBody: boolean;
+  /** The body is over the size limit (and was not read): answered 413, after authentication. */
+  bodyTooLarge?: boolean;
 }
 
 export function bearerToken(request: FastifyRequest): string | null {
@@ -57,14 +61,24 @@ export async function runEndpoint(
   scope: RequestScope,
 ): Promise<void> {
   const started = performance.now();
-  const bearer = bearerToken(request);
-  const user = bearer ? await services.accounts.authenticate(bearer) : null;
-  if (!user) throw httpErrors.unauthenticated();
-  if (endpoint.access === 'owner' && !(await services.accounts.isOwner(user.id))) throw httpErrors.unauthorized();
-
-  const requestId = request.id;
+  // Tracked from the first moment, so a shutdown also stops a request still authenticating.
   const controller = new AbortController();
   const untrack = scope.track(controller);
+  let user: AuthenticatedUser | null;
+  try {
+    const bearer = bearerToken(request);
+    user = bearer ? await raceAbort(services.accounts.authenticate(bearer), controller.signal) : null;
+    if (!user) throw httpErrors.unauthenticated();
+    if (endpoint.access === 'owner' && !(await raceAbort(services.accounts.isOwner(user.id), controller.signal))) throw httpErrors.unauthorized();
+  } catch (error) {
+    untrack();
+    // Stopped by a shutdown before it was known whose request it is: nothing to record.
+    if (controller.signal.aborted && !(error instanceof HttpError)) throw httpErrors.busy();
+    throw error;
+  }
+  const caller = user;
+
+  const requestId = request.id;
   // The response stream closing before we answered means the client went away: stop the work.
   let clientGone = false;
   const onClose = () => {
@@ -82,7 +96,7 @@ export async function runEndpoint(
   const finish = async () => {
     const history: HistoryRecord | undefined = endpoint.history
       ? {
-          userId: user.id,
+          userId: caller.id,
           requestId,
           method: endpoint.method, // after a method override, the one that ran
           endpoint: endpoint.path,
@@ -105,16 +119,17 @@ export async function runEndpoint(
 
   try {
     if (endpoint.throttle) {
-      const per = endpoint.throttle.per === 'token' ? `t${user.tokenId}` : `u${user.id}`;
+      const per = endpoint.throttle.per === 'token' ? `t${caller.tokenId}` : `u${caller.id}`;
       const decision = await throttle(services.throttle, `${endpoint.method}:${endpoint.path}:${per}`, endpoint.throttle.maxAttempts, endpoint.throttle.windowSeconds);
       reply.headers(decision.headers);
       if (!decision.allowed) throw httpErrors.tooManyAttempts(decision.headers);
     }
 
+    if (scope.bodyTooLarge) throw new HttpError(413, { message: MESSAGES.bodyTooLarge });
     if (scope.malformedBody) throw httpErrors.badRequest(MESSAGES.invalidJson);
     const validation = await validate(endpoint.schema, input, services.outbound);
     const errors = validation.ok ? {} : { ...validation.errors };
-    if (endpoint.afterValidation) await endpoint.afterValidation({ input, user, services }, errors);
+    if (endpoint.afterValidation) await endpoint.afterValidation({ input, user: caller, services }, errors);
     if (!validation.ok || Object.keys(errors).length) throw httpErrors.validation(inSchemaOrder(endpoint.schema, errors));
 
     meter = new RequestMeter({
@@ -123,14 +138,14 @@ export async function runEndpoint(
       prices: await services.prices.current(),
       ledger: services.ledger,
       requestId,
-      userId: user.id,
+      userId: caller.id,
       route: endpoint.path,
     });
     await meter.holdUpFront();
 
     const context: EndpointContext<Record<string, unknown>> = {
       input: validation.value,
-      user,
+      user: caller,
       requestId,
       signal: controller.signal,
       services,
@@ -150,12 +165,21 @@ export async function runEndpoint(
     // A success that could not be charged is not answered as one: the work is not given away.
     const settled = await finish();
     if (charge > 0 && (!settled.ok || settled.charged < charge)) {
+      // Its hold was swept meanwhile (a long renewal failure): history must not keep the 200 the
+      // capture wrote, and what was charged, if anything, goes back.
+      if (settled.ok) {
+        const product = endpoint.billing?.product;
+        const correction = settled.charged > 0 && product
+          ? services.ledger.refund(requestId, caller.id, product, settled.charged, 500)
+          : services.ledger.correctStatus(requestId, 500);
+        await correction.catch((error: unknown) => request.log.error({ err: error, requestId }, 'correcting the history of an uncharged success failed'));
+      }
       throw new Error(`${endpoint.path}: the credits of a successful request could not be captured (charged ${settled.charged} of ${charge}).`);
     }
     const product = endpoint.billing?.product;
     if (clientGone && settled.charged > 0 && product) {
       // The client hung up while its credits were being captured: the answer will not reach it.
-      await services.ledger.refund(requestId, user.id, product, settled.charged).catch((error: unknown) => {
+      await services.ledger.refund(requestId, caller.id, product, settled.charged).catch((error: unknown) => {
         request.log.error({ err: error, requestId }, 'refunding a request whose client hung up failed');
       });
       status = 499;

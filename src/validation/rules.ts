@@ -216,9 +216,12 @@ export const url = (): Rule<string> => ({
 // or control characters.
 const EMAIL = /^[^\s\x00-\x1f\x7f@"(),:;<>[\\\]]+@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])$/;
 
-/** The `email` rule's test, for the operator's command line too. */
+/**
+ * The `email` rule's test, for the operator's command line too. A lone UTF-16 surrogate is no
+ * character at all: such an address could only be stored altered, so it is refused.
+ */
 export function isValidEmail(value: unknown): boolean {
-  return typeof value === 'string' && value.length <= 254 && EMAIL.test(value);
+  return typeof value === 'string' && value.length <= 254 && value.isWellFormed() && EMAIL.test(value);
 }
 
 export const email = (): Rule<string> => ({

@@ -47,3 +47,31 @@ test('shutdown lets short requests finish and releases the holds of those it abo
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
+
+test('a request still authenticating when the shutdown begins is stopped with the others', async () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gleaner-shutdown-auth-'));
+  const env = { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', SHUTDOWN_GRACE_MS: '200', SEARCH_ENGINES: 'bing' };
+  try {
+    const service = await startService(loadConfig(env), { endpoints: TEST_ENDPOINTS, logger: false });
+    const user = await service.services.accounts.createUser({ name: 'A', email: 'a@example.com' });
+    await service.services.ledger.grant(user.id, 'scraping', 10);
+    // A token look-up that hangs (a database stalled for this one query).
+    const accounts = service.services.accounts;
+    accounts.authenticate = () => new Promise(() => {});
+    const pending = fetch(service.url + '/v1/test/work', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' },
+      body: '{}',
+    }).then(
+      async (r) => ({ status: r.status, body: await r.json() }),
+      () => 'no answer',
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    await service.close();
+    assert.ok(Date.now() - started < 5_000, 'the shutdown waited for the stalled authentication');
+    assert.deepEqual(await pending, { status: 503, body: { message: 'The server is busy, please retry shortly.' } });
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});

@@ -230,3 +230,61 @@ describe('Laravel wire conventions', () => {
     assert.match(await docs.text(), /swagger/i);
   });
 });
+
+describe('hostile input gets the house answers', () => {
+  const historyOf = async (userId: number) =>
+    (await service.services.db.query<{ status: number; params: unknown }>('SELECT status, params FROM request_history WHERE user_id = $1 ORDER BY id', [userId])).map(
+      (row) => ({ status: Number(row.status), params: row.params }),
+    );
+  const deep = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
+
+  test('a field nested thousands of levels deep: the work is answered, charged and recorded', async () => {
+    const user = await service.user({ scraping: 5 });
+    const body = `{"cost":2,"extra":${deep(1000)}}`;
+    const r = await fetch(service.url + '/v1/test/work', { method: 'POST', headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' }, body });
+    assert.equal(r.status, 200);
+    const bad = await fetch(service.url + '/v1/test/work', { method: 'POST', headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' }, body: `{"cost":"x","extra":${deep(1000)}}` });
+    assert.equal(bad.status, 422);
+    assert.deepEqual((await historyOf(user.id)).map((row) => row.status), [200, 422]);
+    assert.equal(await service.services.ledger.balance(user.id, 'scraping'), 3);
+  });
+
+  test('a body over the limit on a table route: after authentication, throttled, recorded', async () => {
+    const noToken = await service.call('POST', '/v1/test/work', { body: { pad: 'x'.repeat(4096) } });
+    assert.equal(noToken.status, 401);
+    const user = await service.user({ scraping: 5 });
+    const r = await service.call('POST', '/v1/test/work', { token: user.token, body: { cost: 1, pad: 'x'.repeat(4096) } });
+    assert.equal(r.status, 413);
+    assert.deepEqual((await historyOf(user.id)).map((row) => row.status), [413]);
+    const throttled = await service.call('PATCH', '/me', { token: user.token, body: { email: 'a@example.com', pad: 'x'.repeat(4096) } });
+    assert.equal(throttled.status, 413);
+    assert.equal(throttled.headers.get('x-ratelimit-limit'), '6');
+    assert.ok(throttled.headers.get('x-request-id'));
+  });
+
+  test('headers too large: 431 in the house shape, with X-Request-Id', async () => {
+    const { request } = await import('node:http');
+    const url = new URL(service.url);
+    const answer = await new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
+      const req = request({ host: url.hostname, port: url.port, path: '/me', headers: { 'x-big': 'y'.repeat(100_000) } }, (res) => {
+        let body = '';
+        res.on('data', (chunk) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    assert.equal(answer.status, 431);
+    assert.deepEqual(JSON.parse(answer.body), { message: 'The request headers are too large.' });
+    assert.match(String(answer.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+  });
+
+  test('an e-mail with a lone surrogate or a NUL is refused, never stored altered', async () => {
+    const user = await service.user();
+    for (const email of ['\ud800@example.com', 'a\u0000b@example.com']) {
+      const r = await service.call('PATCH', '/me', { token: user.token, body: { email, secret_key: user.secret_key } });
+      assert.equal(r.status, 422, JSON.stringify(email));
+      assert.deepEqual(r.body.errors.email, ['The email must be a valid email address.']);
+    }
+  });
+});

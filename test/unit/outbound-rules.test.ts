@@ -9,6 +9,7 @@ import { proxyUrlForCountry } from '../../src/outbound/proxy.ts';
 import { nextHop, type Hop } from '../../src/outbound/redirect.ts';
 import { OutboundError } from '../../src/outbound/types.ts';
 import { createHostExemptions, parseHttpUrl } from '../../src/outbound/url-policy.ts';
+import { assertPublicHost, isPrivateUseName } from '../../src/outbound/resolve.ts';
 
 describe('parseHttpUrl', () => {
   test('canonicalises numeric hosts before any check', () => {
@@ -205,5 +206,29 @@ describe('body decoding', () => {
     const stream = new Readable({ read() { pulled = true; this.push(null); } });
     await assert.rejects(readBody(stream, undefined, 10, 11), BodyTooLargeError);
     assert.equal(pulled, false);
+  });
+});
+
+describe('private-use names', () => {
+  test('are recognised by suffix, any case, with a trailing dot', () => {
+    for (const name of ['localhost', 'a.localhost', 'metadata.google.internal', 'printer.local', 'nas.home.arpa', 'localhost.localdomain', 'router.lan', 'METADATA.GOOGLE.INTERNAL.']) {
+      assert.equal(isPrivateUseName(name), true, name);
+    }
+    for (const name of ['example.com', 'internal.example', 'localhost.example.com', 'corp.example']) {
+      assert.equal(isPrivateUseName(name), false, name);
+    }
+  });
+
+  test('are refused before any look-up, whatever a resolver would answer', async () => {
+    let lookups = 0;
+    const lookup = ((_hostname: string, _options: unknown, callback: (error: null, address: Array<{ address: string; family: number }>) => void) => {
+      lookups++;
+      callback(null, [{ address: '93.184.216.34', family: 4 }]);
+    }) as never;
+    await assert.rejects(assertPublicHost('metadata.google.internal', lookup, () => false), /private-use name/);
+    await assertPublicHost('example.com', lookup, () => false);
+    assert.equal(lookups, 1);
+    // The operator's exemption still wins (OUTBOUND_ALLOW_HOSTS=localhost for tests).
+    await assertPublicHost('localhost', lookup, (host) => host === 'localhost');
   });
 });
