@@ -55,6 +55,148 @@ export async function sidewaysPhoto(lines: string[], orientation: 6 | 8): Promis
   return sharp(sideways).withMetadata({ orientation }).jpeg({ quality: 92 }).toBuffer();
 }
 
+/**
+ * Text of generated pages: ordinary prose and an invoice, so the model's dictionary helps as it
+ * does on real documents. Each column line is short enough for a half-page column.
+ */
+export const COLUMN_ONE = [
+  'Rivers carry more than water. They move',
+  'sand, seeds and the history of the hills',
+  'they cross, sorting stones by weight as',
+  'the current slows. A delta is a record of',
+  'every flood that reached the coast.',
+];
+
+export const COLUMN_TWO = [
+  'Farmers learned early to read the banks.',
+  'Dark silt meant a good harvest, while a',
+  'bed of gravel warned of a fast channel',
+  'that could move in a single season and',
+  'take a field with it overnight.',
+];
+
+export const INVOICE_LINES = [
+  'INVOICE 2024-0117',
+  'Northwind Supplies Ltd, 14 Harbour Road',
+  'Date: 12 March 2024   Due: 11 April 2024',
+  'Office chairs, 4 units          1,240.00',
+  'Standing desk, 1 unit             689.50',
+  'Delivery and assembly             120.00',
+  'Total due (EUR)                 2,049.50',
+];
+
+export interface PageLayout {
+  /** Blocks of lines; each block is placed at its own x, all starting at the same top. */
+  columns: string[][];
+  fontSize?: number;
+  fontFamily?: string;
+  /** Text colour and background (CSS colours). */
+  ink?: string;
+  paper?: string;
+  /** Gap between columns, in font sizes. */
+  gutter?: number;
+  /** A line across the whole width above the columns. */
+  heading?: string;
+}
+
+/** Renders a page of one or more columns side by side, as raw PNG. */
+export async function renderPage(layout: PageLayout): Promise<Buffer> {
+  const { columns, fontSize = 24, fontFamily = 'DejaVu Serif', ink = '#111111', paper = '#ffffff', gutter = 1.5, heading } = layout;
+  const lineHeight = Math.round(fontSize * 1.45);
+  const margin = Math.round(fontSize * 1.5);
+  // Average advance of a character: about 0.6 em in the DejaVu faces, less in Liberation's.
+  const advance = /dejavu/i.test(fontFamily) ? 0.6 : 0.5;
+  const columnWidth = Math.round(fontSize * advance * Math.max(...columns.flat().map((line) => line.length)));
+  const gap = Math.round(fontSize * gutter);
+  const width = margin * 2 + columnWidth * columns.length + gap * (columns.length - 1);
+  const top = margin + (heading ? lineHeight * 2 : 0);
+  const height = top + margin + lineHeight * Math.max(...columns.map((column) => column.length));
+  const text = (x: number, y: number, line: string, size = fontSize): string =>
+    `<text x="${x}" y="${y}" font-family="${fontFamily}" font-size="${size}" fill="${ink}">${escapeXml(line)}</text>`;
+  const parts = [`<rect width="100%" height="100%" fill="${paper}"/>`];
+  if (heading) parts.push(text(margin, margin + fontSize * 1.3, heading, Math.round(fontSize * 1.3)));
+  columns.forEach((column, index) => {
+    const x = margin + index * (columnWidth + gap);
+    column.forEach((line, row) => parts.push(text(x, top + lineHeight * row + fontSize, line)));
+  });
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">${parts.join('')}</svg>`;
+  return sharp(Buffer.from(svg)).png().toBuffer();
+}
+
+/** The page's pixels turned by `degrees` clockwise, no EXIF tag: only the pixels say how to read it. */
+export async function rotatedPixels(image: Buffer, degrees: 90 | 180 | 270): Promise<Buffer> {
+  return sharp(image).rotate(degrees).png().toBuffer();
+}
+
+/**
+ * A page as a phone photographs it: light falling off across the sheet (from white to dark grey),
+ * sensor noise, a slight blur, and a JPEG saved at quality 40.
+ */
+export async function photographed(image: Buffer, options: { darkest?: number; noise?: number } = {}): Promise<Buffer> {
+  const { darkest = 70, noise = 18 } = options;
+  const { width, height } = await sharp(image).metadata();
+  const shade = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">` +
+    '<defs><radialGradient id="light" cx="15%" cy="10%" r="120%">' +
+    `<stop offset="0" stop-color="#ffffff"/><stop offset="1" stop-color="rgb(${darkest},${darkest},${darkest + 10})"/>` +
+    '</radialGradient></defs><rect width="100%" height="100%" fill="url(#light)"/></svg>';
+  const grain = await sharp(seededNoise(width! * height!, noise), { raw: { width: width!, height: height!, channels: 1 } })
+    .toColourspace('srgb')
+    .png()
+    .toBuffer();
+  const lit = await sharp(image)
+    .composite([{ input: Buffer.from(shade), blend: 'multiply' }])
+    .png()
+    .toBuffer();
+  return sharp(lit)
+    .composite([{ input: grain, blend: 'soft-light' }])
+    .blur(0.8)
+    .jpeg({ quality: 40 })
+    .toBuffer();
+}
+
+export interface VariedSample {
+  name: string;
+  bytes: Buffer;
+  /** Expected text in reading order. */
+  truth: string;
+}
+
+/**
+ * A varied set of generated pages for accuracy comparisons: layouts, orientations and lighting the
+ * corpus does not cover. Deterministic: the photographed pages' noise comes from a fixed seed.
+ */
+export async function variedSamples(): Promise<VariedSample[]> {
+  const twoColumns = [...COLUMN_ONE, ...COLUMN_TWO].join('\n');
+  const invoice = INVOICE_LINES.join('\n');
+  const page = await renderPage({ columns: [INVOICE_LINES], fontFamily: 'DejaVu Sans', fontSize: 22 });
+  const article = await renderPage({ columns: [COLUMN_ONE, COLUMN_TWO], fontSize: 22 });
+  return [
+    { name: 'two-columns', bytes: article, truth: twoColumns },
+    {
+      name: 'two-columns-heading',
+      bytes: await renderPage({ columns: [COLUMN_ONE, COLUMN_TWO], fontSize: 20, fontFamily: 'Liberation Serif', gutter: 1, heading: 'What the River Keeps' }),
+      truth: `What the River Keeps\n${twoColumns}`,
+    },
+    { name: 'rotated-90', bytes: await rotatedPixels(page, 90), truth: invoice },
+    { name: 'rotated-180', bytes: await rotatedPixels(page, 180), truth: invoice },
+    { name: 'rotated-270', bytes: await rotatedPixels(page, 270), truth: invoice },
+    { name: 'photo-uneven-light', bytes: await photographed(page), truth: invoice },
+    { name: 'photo-dim-corner', bytes: await photographed(page, { darkest: 35, noise: 10 }), truth: invoice },
+    { name: 'photo-two-columns', bytes: await photographed(article, { darkest: 90 }), truth: twoColumns },
+    {
+      name: 'low-contrast',
+      bytes: await renderPage({ columns: [INVOICE_LINES], fontFamily: 'Liberation Sans', ink: '#8a8a8a', paper: '#c4c4c4' }),
+      truth: invoice,
+    },
+    {
+      name: 'white-on-dark',
+      bytes: await renderPage({ columns: [COLUMN_ONE], fontFamily: 'DejaVu Sans', ink: '#f4f4f4', paper: '#1d2b4a' }),
+      truth: COLUMN_ONE.join('\n'),
+    },
+    { name: 'small-text-10px', bytes: await renderPage({ columns: [COLUMN_TWO], fontSize: 10, fontFamily: 'DejaVu Sans' }), truth: COLUMN_TWO.join('\n') },
+  ];
+}
+
 /** A plain white image, no text. */
 export async function blankImage(width = 640, height = 480, format: RasterFormat = 'png'): Promise<Buffer> {
   return encode(sharp({ create: { width, height, channels: 3, background: '#ffffff' } }), format);
@@ -132,6 +274,24 @@ function editDistance(a: string, b: string): number {
     previous = current;
   }
   return previous[b.length];
+}
+
+/**
+ * Grey noise around mid-grey (128) with the given standard deviation, from a fixed seed so every
+ * run scores the same image (sum of uniform draws, close to Gaussian).
+ */
+function seededNoise(length: number, sigma: number): Buffer {
+  const pixels = Buffer.alloc(length);
+  let state = 0x9e3779b9;
+  const uniform = (): number => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 0x100000000;
+  };
+  // The sum of 4 uniforms has a standard deviation of sqrt(4/12) = 0.577.
+  for (let i = 0; i < length; i += 1) pixels[i] = Math.max(0, Math.min(255, Math.round(128 + ((uniform() + uniform() + uniform() + uniform() - 2) / 0.577) * sigma)));
+  return pixels;
 }
 
 function pngChunk(type: string, data: Buffer): Buffer {

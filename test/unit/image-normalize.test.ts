@@ -1,11 +1,15 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import sharp from 'sharp';
-import { normalizeImage } from '../../src/extract/image/normalize.ts';
+import { maximumFilter, normalizeImage } from '../../src/extract/image/normalize.ts';
 import type { NormalizeLimits, NormalizeOutcome } from '../../src/extract/image/normalize.ts';
 import {
   blankImage,
+  COLUMN_ONE,
   corruptBytes,
+  INVOICE_LINES,
+  photographed,
+  renderPage,
   pngClaimingSize,
   renderTextImage,
   SAMPLE_LINES,
@@ -104,6 +108,51 @@ describe('normalizeImage', () => {
       assert.equal(outcome.kind, 'invalid_image');
     });
   }
+
+  test('a raw RGB bitmap is read like the same image encoded', async () => {
+    const encoded = await renderTextImage(SAMPLE_LINES);
+    const { data, info } = await sharp(encoded).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    const fromRaw = await normalizeImage({ pixels: new Uint8Array(data), width: info.width, height: info.height, channels: 3 }, limits);
+    const fromFile = await normalizeImage(encoded, limits);
+    assertOk(fromRaw);
+    assertOk(fromFile);
+    assert.equal(fromRaw.format, 'raw');
+    const [a, b] = await Promise.all([fromRaw.png, fromFile.png].map((png) => sharp(png).raw().toBuffer()));
+    assert.ok(meanAbsoluteDifference(a, b) < 1);
+  });
+
+  test('unevenly lit paper comes out white on both its bright and its dark side, the ink dark', async () => {
+    const page = await renderPage({ columns: [INVOICE_LINES], fontFamily: 'DejaVu Sans' });
+    const photo = await photographed(page, { darkest: 35, noise: 10 });
+    const outcome = await normalizeImage(photo, limits);
+    assertOk(outcome);
+    const { data, info } = await sharp(outcome.png).raw().toBuffer({ resolveWithObject: true });
+    // Bottom right: the photo's dark corner, below the text (the input's paper there is about 40).
+    const corner = (x0: number, y0: number): number => {
+      let total = 0;
+      for (let y = y0; y < y0 + 10; y += 1) for (let x = x0; x < x0 + 10; x += 1) total += data[y * info.width + x];
+      return total / 100;
+    };
+    assert.ok(corner(5, 5) > 200, `bright corner ${corner(5, 5)}`);
+    assert.ok(corner(info.width - 15, info.height - 15) > 200, `dark corner ${corner(info.width - 15, info.height - 15)}`);
+    const histogram = await sharp(outcome.png).stats();
+    assert.ok(histogram.channels[0].min < 60, 'ink stays dark');
+  });
+
+  test('light text on a dark ground is turned into dark text on light', async () => {
+    const page = await renderPage({ columns: [COLUMN_ONE], ink: '#f4f4f4', paper: '#1d2b4a' });
+    const outcome = await normalizeImage(page, limits);
+    assertOk(outcome);
+    const { channels } = await sharp(outcome.png).stats();
+    assert.ok(channels[0].mean > 200, `mostly light: mean ${channels[0].mean}`);
+  });
+});
+
+describe('maximumFilter', () => {
+  test('each pixel becomes the brightest of its window, edges clipped', () => {
+    const pixels = new Uint8Array([0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 5]);
+    assert.deepEqual([...maximumFilter(pixels, 4, 3, 1)], [9, 9, 0, 0, 9, 9, 5, 5, 9, 9, 5, 5]);
+  });
 });
 
 function meanAbsoluteDifference(a: Buffer, b: Buffer): number {

@@ -13,9 +13,15 @@ import {
   blankImage,
   canRenderText,
   characterErrorRate,
+  COLUMN_ONE,
+  COLUMN_TWO,
   corruptBytes,
+  INVOICE_LINES,
+  photographed,
   pngClaimingSize,
+  renderPage,
   renderTextImage,
+  rotatedPixels,
   SAMPLE_LINES,
   sidewaysPhoto,
   truncated,
@@ -68,12 +74,60 @@ describe('image OCR', { skip }, () => {
     });
   }
 
-  test('the sideways fixture is unreadable without its orientation (control)', async () => {
+  test('the sideways fixture carries no orientation once re-encoded (control for the tests below)', async () => {
     const pixelsOnly = await sharp(await sidewaysPhoto(SAMPLE_LINES, 6)).png().toBuffer();
     const { orientation } = await sharp(pixelsOnly).metadata();
     assert.equal(orientation, undefined);
-    const outcome = await ocr.recognize(pixelsOnly);
-    assert.ok(characterErrorRate(textOf(outcome), expected) > 0.5);
+  });
+
+  for (const degrees of [90, 180, 270] as const) {
+    test(`reads a page whose pixels are rotated ${degrees}° (no EXIF tag)`, async () => {
+      const page = await renderPage({ columns: [INVOICE_LINES.slice(0, 4)], fontFamily: 'DejaVu Sans', fontSize: 22 });
+      const outcome = await ocr.recognize(await rotatedPixels(page, degrees));
+      assertReads(outcome, INVOICE_LINES.slice(0, 4).join('\n'), `rotated ${degrees}°`);
+    });
+  }
+
+  test('reads a two-column page column by column, lines not interleaved', async () => {
+    // Five lines each: with three, Tesseract (the command line too) does not see columns at all.
+    const columnOne = COLUMN_ONE;
+    const columnTwo = COLUMN_TWO;
+    const text = textOf(await ocr.recognize(await renderPage({ columns: [columnOne, columnTwo], fontSize: 20 })));
+    assertReads({ kind: 'ok', text }, [...columnOne, ...columnTwo].join('\n'), 'two columns');
+    // Every output line belongs to one column: none joins the two (the reading-across failure).
+    const lines = text.split('\n').filter((line) => line.trim());
+    assert.equal(lines.length, 10, JSON.stringify(lines));
+    const lastOfFirst = text.indexOf('reached the coast');
+    const firstOfSecond = text.indexOf('Farmers learned');
+    assert.ok(lastOfFirst >= 0 && firstOfSecond > lastOfFirst, `column 1 before column 2: ${JSON.stringify(text)}`);
+  });
+
+  test('reads a photographed page lit unevenly (dark corner, noise, JPEG quality 40)', async () => {
+    const page = await renderPage({ columns: [INVOICE_LINES.slice(0, 4)], fontFamily: 'DejaVu Sans', fontSize: 22 });
+    const outcome = await ocr.recognize(await photographed(page, { darkest: 35, noise: 10 }));
+    assertReads(outcome, INVOICE_LINES.slice(0, 4).join('\n'), 'photographed');
+  });
+
+  for (const channels of [1, 3, 4] as const) {
+    test(`reads a raw ${channels}-channel bitmap`, async () => {
+      const { data, info } = await sharp(await renderTextImage(SAMPLE_LINES))
+        .toColourspace(channels === 1 ? 'b-w' : 'srgb')
+        [channels === 4 ? 'ensureAlpha' : 'removeAlpha']()
+        .raw()
+        .toBuffer({ resolveWithObject: true });
+      assert.equal(info.channels, channels);
+      const outcome = await ocr.recognize({ pixels: new Uint8Array(data), width: info.width, height: info.height, channels });
+      assertReads(outcome, expected, `raw ${channels} channels`);
+    });
+  }
+
+  test('a raw bitmap with inconsistent dimensions is invalid_image, one over the pixel limit too_large', async () => {
+    const pixels = new Uint8Array(100 * 50 * 3);
+    assert.equal((await ocr.recognize({ pixels, width: 100, height: 51, channels: 3 })).kind, 'invalid_image');
+    assert.equal((await ocr.recognize({ pixels, width: 0, height: 50, channels: 3 })).kind, 'invalid_image');
+    assert.equal((await ocr.recognize({ pixels, width: 100, height: 50, channels: 2 as 3 })).kind, 'invalid_image');
+    const tooLarge = await ocr.recognize({ pixels: new Uint8Array(3), width: 60_000, height: 60_000, channels: 1 });
+    assert.equal(tooLarge.kind, 'too_large', 'refused from the declared size, before the buffer is looked at');
   });
 
   test('reads small text (10 px) through the enlarged second pass', async () => {
