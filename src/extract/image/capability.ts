@@ -1,10 +1,10 @@
 /** The OCR engines, as a capability: OCR_WORKERS, OCR_TIMEOUT_MS, OCR_MAX_PIXELS, OCR_RECYCLE_AFTER, OCR_MAX_QUEUE. */
 import type { Capability } from '../../core/capability.ts';
-import { createImageOcr, imageOcrOptionsFromEnv, type ImageOcr, type ImageOcrOptions } from './index.ts';
+import { createImageOcr, readOcrOptions, type ImageOcr, type ImageOcrOptions } from './index.ts';
 
 export const ocrCapability: Capability<ImageOcrOptions, ImageOcr> = {
   name: 'ocr',
-  settings: (env) => env.read(() => imageOcrOptionsFromEnv(env.env)),
+  settings: readOcrOptions,
   start: (options) => createImageOcr(options),
   close: (ocr) => ocr.close(),
 };

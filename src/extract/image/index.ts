@@ -1,3 +1,4 @@
+import { envReader, type EnvReader } from '../../core/env.ts';
 import { availableParallelism } from 'node:os';
 import { assertEngineAssets } from './engine.ts';
 import type { PageSegmentation } from './engine.ts';
@@ -165,18 +166,16 @@ function engineFailure(result: Exclude<PassResult, { kind: 'ok' }>): OcrOutcome 
  * OCR_MAX_QUEUE); unset or empty variables keep the defaults, malformed ones throw.
  */
 export function imageOcrOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): ImageOcrOptions {
-  const read = (name: string): number | undefined => {
-    const raw = env[name]?.trim();
-    if (!raw) return undefined;
-    if (!/^\d+$/.test(raw)) throw new RangeError(`${name} must be a positive integer, got "${raw}"`);
-    return positiveInteger(name, Number(raw));
-  };
+  return readOcrOptions(envReader(env));
+}
+
+export function readOcrOptions(env: EnvReader): ImageOcrOptions {
   return {
-    workers: read('OCR_WORKERS'),
-    timeoutMs: read('OCR_TIMEOUT_MS'),
-    maxPixels: read('OCR_MAX_PIXELS'),
-    recycleAfter: read('OCR_RECYCLE_AFTER'),
-    maxQueue: read('OCR_MAX_QUEUE'),
+    workers: env.positiveInteger('OCR_WORKERS'),
+    timeoutMs: env.positiveInteger('OCR_TIMEOUT_MS'),
+    maxPixels: env.positiveInteger('OCR_MAX_PIXELS'),
+    recycleAfter: env.positiveInteger('OCR_RECYCLE_AFTER'),
+    maxQueue: env.positiveInteger('OCR_MAX_QUEUE'),
   };
 }
 
