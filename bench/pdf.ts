@@ -85,7 +85,7 @@ async function candidateFiles(scratch: string): Promise<Array<Omit<BenchFile, 'p
 async function extractableFiles(extractor: PdfExtractor, candidates: Array<Omit<BenchFile, 'pages'>>): Promise<BenchFile[]> {
   const files: BenchFile[] = [];
   for (const candidate of candidates) {
-    const outcome = await extractor.extract(candidate.bytes.slice(), ENOUGH);
+    const outcome = await extractor.extract(candidate.bytes.slice());
     if (outcome.kind === 'ok') files.push({ ...candidate, pages: outcome.pageCount });
     else console.log(`  left out ${candidate.name}: ${outcome.kind}`);
   }
@@ -126,7 +126,7 @@ function childCpuSeconds(): number | undefined {
 async function poolPagesPerSecond(extractor: PdfExtractor, files: BenchFile[], width: number): Promise<Throughput> {
   const jobs = Array.from({ length: rounds }, () =>
     files.map((file) => async () => {
-      const outcome = await extractor.extract(file.bytes.slice(), ENOUGH);
+      const outcome = await extractor.extract(file.bytes.slice());
       if (outcome.kind !== 'ok') throw new Error(`${file.name}: ${outcome.kind}`);
       return outcome.pageCount;
     }),
@@ -201,7 +201,7 @@ async function main() {
         threads,
         Array.from({ length: count }, (_, i) => async () => {
           const file = routeFiles[(offset + i) % routeFiles.length];
-          const outcome = await memoryExtractor.extract(file.bytes.slice(), ENOUGH);
+          const outcome = await memoryExtractor.extract(file.bytes.slice());
           if (outcome.kind !== 'ok') throw new Error(`${file.name}: ${outcome.kind}`);
         }),
       );

@@ -7,7 +7,7 @@
 import type { Redis } from 'ioredis';
 import type { FastifyBaseLogger } from 'fastify';
 import { ConfigError, type Config } from './config.ts';
-import { createPdfExtractor, MIN_PDF_HEAP_MB, type PdfExtractor } from './extract/pdf/index.ts';
+import { createPdfExtractor, MIN_PDF_HEAP_MB, MIN_PDF_MEMORY_MB, type PdfExtractor } from './extract/pdf/index.ts';
 import { createImageOcr, imageOcrOptionsFromEnv, type ImageOcr } from './extract/image/index.ts';
 import {
   createSearchChain,
@@ -45,9 +45,17 @@ export async function createCapabilities(
 ): Promise<Capabilities> {
   const { env } = config;
   // Settings are read now, so a typo stops the start instead of failing the first request.
-  const pdfOptions = { threads: positive(env, 'PDF_THREADS'), timeoutMs: positive(env, 'PDF_TIMEOUT_MS'), maxHeapMb: positive(env, 'PDF_MAX_HEAP_MB') };
+  const pdfOptions = {
+    threads: positive(env, 'PDF_THREADS'),
+    timeoutMs: positive(env, 'PDF_TIMEOUT_MS'),
+    maxHeapMb: positive(env, 'PDF_MAX_HEAP_MB'),
+    maxMemoryMb: positive(env, 'PDF_MAX_MEMORY_MB'),
+  };
   if (pdfOptions.maxHeapMb !== undefined && pdfOptions.maxHeapMb < MIN_PDF_HEAP_MB) {
-    throw new ConfigError(`PDF_MAX_HEAP_MB must be at least ${MIN_PDF_HEAP_MB} (got ${pdfOptions.maxHeapMb}): a smaller heap cannot run pdf.js.`);
+    throw new ConfigError(`PDF_MAX_HEAP_MB must be at least ${MIN_PDF_HEAP_MB} (got ${pdfOptions.maxHeapMb}): a smaller heap cannot start a PDF thread.`);
+  }
+  if (pdfOptions.maxMemoryMb !== undefined && (pdfOptions.maxMemoryMb < MIN_PDF_MEMORY_MB || pdfOptions.maxMemoryMb > 2048)) {
+    throw new ConfigError(`PDF_MAX_MEMORY_MB must be between ${MIN_PDF_MEMORY_MB} and 2048 (got ${pdfOptions.maxMemoryMb}): the PDF engine's memory ceiling.`);
   }
   const ocrOptions = settings(() => imageOcrOptionsFromEnv(env));
   const browserOptions = settings(() => browserPoolOptionsFromEnv(env));

@@ -26,7 +26,8 @@ export const pdfEndpoint: Endpoint<{ url: string }> = {
   schema: { fields: { url: urlField(['.pdf'], 'The url must point to a .pdf file.', 'https://example.com/report.pdf') } },
   billing: {
     product: 'extraction',
-    // One page is held up front; once the page count is known the hold grows to it (or 403).
+    // One page is held up front; once the page count is known, and before the text is extracted,
+    // the hold grows to it (or 403).
     // Holding 30 pages up front would let one request lock a small balance against the others.
     cost: (_input, prices) => price(prices, 'pdf_page'),
   },
@@ -47,19 +48,21 @@ export const pdfEndpoint: Endpoint<{ url: string }> = {
     const { input, services, signal } = context;
     const perPage = price(await services.prices.current(), 'pdf_page');
     const file = await downloadDocument(services.outbound, input.url, MAX_BYTES.pdf, signal);
-    // The worker refuses a document longer than the user can pay for before extracting its text.
-    const budget = perPage === 0 ? PDF_MAX_PAGES : Math.floor((await context.affordable()) / perPage);
-    const outcome = await services.capabilities.pdf().extract(new Uint8Array(file.buffer, file.byteOffset, file.byteLength), budget, signal);
+    const pdf = services.capabilities.pdf();
+    const bytes = new Uint8Array(file.buffer, file.byteOffset, file.byteLength);
+    // The page count first (cheap), then the hold for every page, then the heavy work: concurrent
+    // requests cannot all pass a balance check that only one of them can pay for.
+    const counted = await pdf.count(bytes, signal);
+    if (counted.kind !== 'ok') throw httpErrors.badRequest(MESSAGES.pdfFailed);
+    if (counted.pageCount > PDF_MAX_PAGES) throw httpErrors.badRequest(MESSAGES.pdfTooManyPages);
+    const cost = Math.max(1, counted.pageCount) * perPage;
+    await context.holdUpTo(cost); // 403 when the balance cannot cover the pages
+    const outcome = await pdf.extract(bytes, { signal });
     switch (outcome.kind) {
-      case 'ok': {
-        const cost = Math.max(1, outcome.pageCount) * perPage;
-        await context.holdUpTo(cost);
+      case 'ok':
         return { body: outcome.result, cost };
-      }
       case 'too_many_pages':
         throw httpErrors.badRequest(MESSAGES.pdfTooManyPages);
-      case 'over_budget':
-        throw httpErrors.insufficientCredits();
       default:
         throw httpErrors.badRequest(MESSAGES.pdfFailed);
     }
