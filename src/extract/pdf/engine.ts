@@ -14,8 +14,12 @@ const WASM_FILE = new URL(import.meta.resolve('@embedpdf/pdfium/pdfium.wasm'));
 
 let compiled: Promise<WebAssembly.Module> | undefined;
 
-/** Compiles the 4.6 MB binary once per thread; every instance of the thread reuses the code. */
-function compiledModule(): Promise<WebAssembly.Module> {
+/**
+ * Compiles the 4.6 MB binary once per process. The compiled module is handed to every pool
+ * thread, and V8 shares its machine code between them: a new thread (also one that replaces a
+ * retired thread) instantiates without compiling, and the code is held once, not per thread.
+ */
+export function compiledPdfium(): Promise<WebAssembly.Module> {
   compiled ??= readFile(WASM_FILE).then((bytes) => WebAssembly.compile(bytes));
   return compiled;
 }
@@ -85,8 +89,8 @@ export class PdfiumEngine {
     Object.defineProperty(this, 'ceilingReached', { get: ceilingHit });
   }
 
-  static async create(maxMemoryBytes: number): Promise<PdfiumEngine> {
-    const module = await compiledModule();
+  static async create(maxMemoryBytes: number, compiledModule?: WebAssembly.Module): Promise<PdfiumEngine> {
+    const module = compiledModule ?? (await compiledPdfium());
     let memory: WebAssembly.Memory | undefined;
     let ceilingHit = false;
     const pdfium = await init({

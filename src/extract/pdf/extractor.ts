@@ -9,6 +9,7 @@
 import os from 'node:os';
 import { MessageChannel, isMarkedAsUntransferable } from 'node:worker_threads';
 import { Piscina } from 'piscina';
+import { compiledPdfium } from './engine.ts';
 import { PdfRenderError } from './types.ts';
 import type { EngineLimits, PdfCount, PdfOutcome, PdfTask, PdfTaskResult, RenderedPage } from './types.ts';
 import type { PdfTaskNotice, PooledPdfTask } from './worker.ts';
@@ -95,9 +96,10 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
   if (!(highWaterMb > 0 && highWaterMb <= maxMemoryMb)) throw new RangeError(`memoryHighWaterMb must be > 0 and ≤ maxMemoryMb (got ${highWaterMb})`);
 
   const limits: EngineLimits = { maxMemoryBytes: maxMemoryMb * 2 ** 20, highWaterBytes: highWaterMb * 2 ** 20 };
-  const pool = new Piscina<PooledPdfTask, PdfTaskResult>({
+  // The threads start once PDFium is compiled (once per process), and receive the compiled module.
+  const starting = compiledPdfium().then((pdfium) => new Piscina<PooledPdfTask, PdfTaskResult>({
     filename: WORKER_FILE,
-    workerData: limits,
+    workerData: { limits, pdfium },
     maxThreads: threads,
     // Every thread starts with the pool and stays: a thread started on demand costs its document
     // the engine's start-up (compiling 4.6 MB of WebAssembly), and its first documents run cold.
@@ -107,7 +109,8 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
     concurrentTasksPerWorker: 1,
     atomics: 'async',
     resourceLimits: { maxOldGenerationSizeMb: maxHeapMb },
-  });
+  }));
+  starting.catch(() => undefined); // reported by the first task and by close()
 
   /**
    * Runs one task with the time limit; `timeout` when it passes, the caller's reason on abort.
@@ -132,6 +135,7 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
       }
     });
     try {
+      const pool = await starting;
       const transferList = [task.data.buffer as ArrayBuffer, started];
       return await pool.run({ ...task, started }, { signal: abort, transferList });
     } catch (error) {
@@ -172,7 +176,7 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
     throw new Error(`unexpected answer to a render: ${outcome.kind}`);
   }
 
-  return { count, extract, renderPages, close: () => pool.close() };
+  return { count, extract, renderPages, close: async () => (await starting).close() };
 }
 
 /**

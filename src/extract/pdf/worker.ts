@@ -14,10 +14,10 @@ import { pageText } from './page-text.ts';
 import { buildPdfResult } from './result.ts';
 import type { EngineLimits, PdfTask, PdfTaskResult, RenderedPage } from './types.ts';
 
-const limits = workerData as EngineLimits;
+const { limits, pdfium } = workerData as { limits: EngineLimits; pdfium: WebAssembly.Module };
 
-/** Started with the thread, so the first document does not wait for it. */
-const engine = PdfiumEngine.create(limits.maxMemoryBytes);
+/** Started with the thread, from the process's compiled module, so the first document does not wait. */
+const engine = PdfiumEngine.create(limits.maxMemoryBytes, pdfium);
 engine.catch(() => undefined); // a failed start is reported to the first task
 
 /** A task as the pool posts it: the caller's task plus its port to the caller. */
