@@ -8,6 +8,9 @@
  *                       shared machine pages/s follows the other jobs' load; pages/CPU-s much less.
  *   memory              process RSS (the pool threads live in this process) after 100 and after
  *                       1,000 extractions of the files the route accepts (≤ 30 pages)
+ *   bombs               latency of a normal 3-page PDF alone, and while two flate bombs run
+ *                       back to back (each ends at the engine's memory ceiling), with a pool of
+ *                       the default size and with one thread more than the bombs take
  *
  * Files: every PDF in CORPUS_DIR/pdf that extracts (outcome ok), or generated documents when
  * CORPUS_DIR is not set. Throughput runs lift the page limit so long documents count in full.
@@ -18,6 +21,7 @@
  *   BENCH_PDF_THREADS      pool threads (default: the number of cores)
  *   BENCH_PDF_ROUNDS       passes over the file set per throughput row (default 3)
  *   BENCH_PDF_EXTRACTIONS  extractions in the memory run (default 1000; RSS also printed at 100)
+ *   BENCH_PDF_ONLY         "bombs" runs only the bomb section
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,7 +31,7 @@ import { performance } from 'node:perf_hooks';
 import { createPdfExtractor } from '../src/extract/pdf/index.ts';
 import type { PdfExtractor } from '../src/extract/pdf/index.ts';
 import { corpusDir } from '../test/support/corpus.ts';
-import { encryptedPdf, multiPagePdf, numberedPagesPdf } from '../test/support/pdf-fixtures.ts';
+import { encryptedPdf, flateBombPdf, multiPagePdf, numberedPagesPdf } from '../test/support/pdf-fixtures.ts';
 
 interface BenchFile {
   name: string;
@@ -85,7 +89,7 @@ async function candidateFiles(scratch: string): Promise<Array<Omit<BenchFile, 'p
 async function extractableFiles(extractor: PdfExtractor, candidates: Array<Omit<BenchFile, 'pages'>>): Promise<BenchFile[]> {
   const files: BenchFile[] = [];
   for (const candidate of candidates) {
-    const outcome = await extractor.extract(candidate.bytes.slice(), ENOUGH);
+    const outcome = await extractor.extract(candidate.bytes.slice());
     if (outcome.kind === 'ok') files.push({ ...candidate, pages: outcome.pageCount });
     else console.log(`  left out ${candidate.name}: ${outcome.kind}`);
   }
@@ -126,7 +130,7 @@ function childCpuSeconds(): number | undefined {
 async function poolPagesPerSecond(extractor: PdfExtractor, files: BenchFile[], width: number): Promise<Throughput> {
   const jobs = Array.from({ length: rounds }, () =>
     files.map((file) => async () => {
-      const outcome = await extractor.extract(file.bytes.slice(), ENOUGH);
+      const outcome = await extractor.extract(file.bytes.slice());
       if (outcome.kind !== 'ok') throw new Error(`${file.name}: ${outcome.kind}`);
       return outcome.pageCount;
     }),
@@ -163,7 +167,56 @@ async function pdftotextPagesPerSecond(files: BenchFile[], width: number): Promi
 
 const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
 
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+/** Milliseconds per extraction of `bytes`, `count` times one after the other. */
+async function latencies(extractor: PdfExtractor, bytes: Uint8Array, count: number): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const started = performance.now();
+    const outcome = await extractor.extract(bytes.slice());
+    if (outcome.kind !== 'ok') throw new Error(`normal document: ${outcome.kind}`);
+    times.push(performance.now() - started);
+  }
+  return times;
+}
+
+/** A normal document's latency alone and next to two bombs that keep running (default engine ceiling). */
+async function bombLatency(poolThreads: number): Promise<void> {
+  const extractor = createPdfExtractor({ threads: poolThreads });
+  const normal = await multiPagePdf();
+  const bomb = new Uint8Array(flateBombPdf());
+  await latencies(extractor, normal, 10); // warm every thread's engine
+  const alone = median(await latencies(extractor, normal, 30));
+  let bombing = true;
+  let bombs = 0;
+  let bombMs = 0;
+  const bomber = async () => {
+    while (bombing) {
+      const started = performance.now();
+      const outcome = await extractor.extract(bomb.slice());
+      if (outcome.kind !== 'invalid') throw new Error(`bomb: ${outcome.kind}`);
+      bombMs += performance.now() - started;
+      bombs++;
+    }
+  };
+  const bombers = [bomber(), bomber()];
+  await new Promise((resolve) => setTimeout(resolve, 300)); // both bombs are inflating
+  const withBombs = median(await latencies(extractor, normal, 30));
+  bombing = false;
+  await Promise.all(bombers);
+  await extractor.close();
+  console.log(
+    `  ${poolThreads} threads: alone ${alone.toFixed(1)} ms, with 2 bombs running ${withBombs.toFixed(1)} ms ` +
+      `(${(withBombs / alone).toFixed(2)}×); ${bombs} bombs refused, ${(bombMs / bombs / 1000).toFixed(2)} s each`,
+  );
+}
+
 async function main() {
+  if (process.env.BENCH_PDF_ONLY === 'bombs') return bombSection();
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'gleaner-pdf-bench-'));
   try {
     console.log(`PDF extraction bench: ${threads} pool threads, ${os.availableParallelism()} cores, ${rounds} rounds`);
@@ -201,7 +254,7 @@ async function main() {
         threads,
         Array.from({ length: count }, (_, i) => async () => {
           const file = routeFiles[(offset + i) % routeFiles.length];
-          const outcome = await memoryExtractor.extract(file.bytes.slice(), ENOUGH);
+          const outcome = await memoryExtractor.extract(file.bytes.slice());
           if (outcome.kind !== 'ok') throw new Error(`${file.name}: ${outcome.kind}`);
         }),
       );
@@ -220,9 +273,16 @@ async function main() {
     console.log(`  RSS after ${String(extractions).padEnd(16)}${mb(rssEnd)}`);
     console.log(`  growth 100 → ${extractions}        ${(((rssEnd - rss100) / rss100) * 100).toFixed(1)} %`);
     console.log(`  (${extractions - 100} extractions in ${seconds.toFixed(1)} s)`);
+    await bombSection();
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+async function bombSection(): Promise<void> {
+  console.log('\nbombs (median latency of a 3-page PDF, 30 extractions one after the other)');
+  await bombLatency(threads);
+  await bombLatency(3);
 }
 
 await main();

@@ -1,9 +1,11 @@
 /** The text-extraction product: POST /v1/pdf and POST /v1/image (docs/spec/contract.md §5). */
 import { httpErrors } from '../core/errors.ts';
-import { publicAddress, required, string, url, urlPathEndsWith } from '../validation/rules.ts';
-import { defineEndpoint } from '../pipeline/endpoint.ts';
+import { boolean, publicAddress, required, string, url, urlPathEndsWith } from '../validation/rules.ts';
+import { defineEndpoint, type Meter } from '../pipeline/endpoint.ts';
 import { downloadDocument, MAX_BYTES } from './download.ts';
-import { OcrBusyError } from '../extract/image/index.ts';
+import { OcrBusyError, type ImageOcr } from '../extract/image/index.ts';
+import { countCharacters, countWords } from '../extract/pdf/result.ts';
+import type { PdfExtractor, PdfResult } from '../extract/pdf/index.ts';
 
 export const EXTRACTION_MESSAGES = {
   pdfFailed: 'Unable to extract text from the PDF.',
@@ -20,18 +22,28 @@ const urlField = (extensions: string[], message: string, example: string) => ({
   example,
 });
 
+/** The answer of /v1/pdf; `ocr_pages` only when OCR filled some pages. */
+type PdfAnswer = PdfResult & { metadata: PdfResult['metadata'] & { ocr_pages?: number[] } };
+
 export const pdfEndpoint = defineEndpoint({
   method: 'POST',
   path: '/v1/pdf',
   summary: 'Text of a PDF, page by page',
   description:
-    'Costs 1 credit per page (at most 30 pages). The page count is read before the text: a longer document answers 400 and a balance below the page count answers 403, both free. Encrypted PDFs with an empty user password are read; scanned PDFs without a text layer answer 400.',
+    'Costs 1 credit per page (at most 30 pages). The page count is read before the text: a longer document answers 400 and a balance below the page count answers 403, both free. Encrypted PDFs with an empty user password are read. ' +
+    'A scanned PDF (no text layer) answers 400, unless `ocr` is true: then every page without a text layer is rendered at 300 dpi and read by OCR, costs the image price (3) on top of its page credit, and is listed in `metadata.ocr_pages`.',
   tag: 'Extraction',
   input: 'body',
-  schema: { fields: { url: urlField(['.pdf'], 'The url must point to a .pdf file.', 'https://example.com/report.pdf') } },
-  // One page is held up front; once the page count is known the hold grows to it (or 403).
-  // Holding 30 pages up front would let one request lock a small balance against the others.
-  billing: { product: 'extraction', operation: 'pdf_page' },
+  schema: {
+    fields: {
+      url: urlField(['.pdf'], 'The url must point to a .pdf file.', 'https://example.com/report.pdf'),
+      ocr: { rules: [boolean()], default: false, description: 'Read pages that have no text layer (scans) with OCR.' },
+    },
+  },
+  // Nothing is held up front: the page count is read first (cheap), then every page is held at
+  // once, before the text is extracted. Holding one page first and growing it later let
+  // concurrent requests each take a page of a small balance and then all fail to grow.
+  billing: { product: 'extraction', operation: 'pdf_page', units: () => 0 },
   history: true,
   success: {
     status: 200,
@@ -44,25 +56,66 @@ export const pdfEndpoint = defineEndpoint({
       ],
     },
   },
-  errors: [400, 403],
+  errors: [400, 403, 503],
   async handler({ input, services, signal, meter }) {
+    // A balance that cannot pay for one page is told so before the download.
+    if ((await meter.affordable()) < 1) throw httpErrors.insufficientCredits();
     const file = await downloadDocument(services.outbound, input.url, MAX_BYTES.pdf, signal);
-    // The worker refuses a document longer than the user can pay for before extracting its text.
-    const budget = await meter.affordable();
-    const outcome = await services.capabilities.pdf().extract(new Uint8Array(file.buffer, file.byteOffset, file.byteLength), budget, signal);
+    const pdf = services.capabilities.pdf();
+    const bytes = new Uint8Array(file.buffer, file.byteOffset, file.byteLength);
+    const counted = await pdf.count(bytes, signal);
+    if (counted.kind !== 'ok') throw httpErrors.badRequest(EXTRACTION_MESSAGES.pdfFailed);
+    if (counted.pageCount > PDF_MAX_PAGES) throw httpErrors.badRequest(EXTRACTION_MESSAGES.pdfTooManyPages);
+    await meter.cover(Math.max(1, counted.pageCount)); // 403 when the balance cannot cover every page
+
+    // Extraction may move the bytes to its thread; OCR renders from a copy.
+    const outcome = await pdf.extract(input.ocr ? bytes.slice() : bytes, { signal });
     switch (outcome.kind) {
       case 'ok':
-        await meter.cover(Math.max(1, outcome.pageCount));
-        return { body: outcome.result };
+        if (!input.ocr || outcome.pagesWithoutText.length === 0) return { body: outcome.result };
+        return { body: await readScannedPages(outcome.result, outcome.pagesWithoutText, { pdf, ocr: services.capabilities.ocr(), bytes, meter, signal }) };
+      case 'no_text':
+        if (!input.ocr) throw httpErrors.badRequest(EXTRACTION_MESSAGES.pdfFailed);
+        return { body: await readScannedPages(outcome.result, outcome.result.pages.map((page) => page.page), { pdf, ocr: services.capabilities.ocr(), bytes, meter, signal }) };
       case 'too_many_pages':
         throw httpErrors.badRequest(EXTRACTION_MESSAGES.pdfTooManyPages);
-      case 'over_budget':
-        throw httpErrors.insufficientCredits();
       default:
         throw httpErrors.badRequest(EXTRACTION_MESSAGES.pdfFailed);
     }
   },
 });
+
+/**
+ * Fills the pages without a text layer by OCR: each costs the image price, held before any page
+ * is rendered (403 when the balance cannot cover them). Pages are rendered at 300 dpi one at a
+ * time, so at most one page bitmap (about 9 MB for A4) waits for the OCR pool at once.
+ */
+async function readScannedPages(
+  result: PdfResult,
+  pages: number[],
+  work: { pdf: PdfExtractor; ocr: ImageOcr; bytes: Uint8Array; meter: Meter; signal: AbortSignal },
+): Promise<PdfAnswer> {
+  await work.meter.cover(pages.length, 'image');
+  const texts = new Map<number, string>();
+  for (const page of pages) {
+    const [bitmap] = await work.pdf.renderPages(work.bytes, [page], { dpi: 300, signal: work.signal });
+    let read;
+    try {
+      read = await work.ocr.recognize({ pixels: bitmap.pixels, width: bitmap.width, height: bitmap.height, channels: 1 }, work.signal);
+    } catch (error) {
+      if (error instanceof OcrBusyError) throw httpErrors.busy();
+      throw error;
+    }
+    if (read.kind !== 'ok') throw httpErrors.badRequest(EXTRACTION_MESSAGES.pdfFailed);
+    texts.set(page, read.text);
+  }
+  const filled = result.pages.map((page) => (texts.has(page.page) ? { page: page.page, text: texts.get(page.page) ?? '' } : page));
+  if (filled.every((page) => page.text.trim() === '')) throw httpErrors.badRequest(EXTRACTION_MESSAGES.pdfFailed);
+  // Counted page by page, as the extractor counts.
+  const words = filled.reduce((sum, page) => sum + countWords(page.text), 0);
+  const characters = filled.reduce((sum, page) => sum + countCharacters(page.text), 0);
+  return { metadata: { ...result.metadata, word_count: words, character_count: characters, ocr_pages: pages }, pages: filled };
+}
 
 export const imageEndpoint = defineEndpoint({
   method: 'POST',

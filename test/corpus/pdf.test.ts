@@ -13,7 +13,6 @@ import { pdfDateToUtc } from '../../src/extract/pdf/result.ts';
 import { corpusDir } from '../support/corpus.ts';
 
 const corpus = corpusDir('pdf');
-const ENOUGH = 1000;
 
 /** Bag-of-words F1 over whitespace tokens, after NFKC (ground truths keep ligatures such as ﬁ). */
 function wordF1(extracted: string, truth: string): number {
@@ -46,7 +45,7 @@ const allText = (result: PdfResult) => result.pages.map((page) => page.text).joi
 describe('PDF corpus', { skip: corpus.skip || false }, () => {
   let extractor: PdfExtractor;
   const file = (name: string) => readFile(path.join(corpus.dir, name));
-  const extract = async (name: string, budget = ENOUGH) => extractor.extract(await file(name), budget);
+  const extract = async (name: string) => extractor.extract(await file(name));
 
   before(() => {
     // A high page limit so the 117-page book can be compared with its ground truth.
@@ -58,7 +57,7 @@ describe('PDF corpus', { skip: corpus.skip || false }, () => {
     const result = okResult(await extract('pypdf-crazyones.pdf'));
     const f1 = wordF1(allText(result), await readFile(path.join(corpus.dir, 'pypdf-crazyones.txt'), 'utf8'));
     t.diagnostic(`crazyones word F1 = ${f1.toFixed(4)}`);
-    assert.ok(f1 >= 0.98, `F1 ${f1}`); // measured 1.0000
+    assert.equal(f1, 1, `F1 ${f1}`);
     assert.equal(result.metadata.page_count, 1);
   });
 
@@ -69,7 +68,7 @@ describe('PDF corpus', { skip: corpus.skip || false }, () => {
     assert.equal(result.pages.length, 117);
     const f1 = wordF1(allText(result), await readFile(path.join(corpus.dir, 'benchmarks-GeoTopo-book.txt'), 'utf8'));
     t.diagnostic(`GeoTopo word F1 = ${f1.toFixed(4)}`);
-    assert.ok(f1 >= 0.88, `F1 ${f1}`); // measured 0.9031 (poppler's pdftotext: 0.838)
+    assert.ok(f1 >= 0.9, `F1 ${f1}`); // measured 0.9058 with PDFium (pdf.js: 0.9031, poppler's pdftotext: 0.838)
 
     const listing = JSON.parse(await readFile(path.join(corpus.dir, 'sample-files-files.json'), 'utf8')) as {
       data: Array<{ path: string; creation_date?: string }>;
@@ -85,17 +84,15 @@ describe('PDF corpus', { skip: corpus.skip || false }, () => {
     assert.equal(result.metadata.creation_date, 'D:20161231174323Z');
   });
 
-  test('GeoTopo under the default 30-page limit: too_many_pages, and a short budget: over_budget', async () => {
+  test('GeoTopo under the default 30-page limit: counted, then too_many_pages', async () => {
     const strict = createPdfExtractor({ threads: 1 });
     try {
-      assert.deepEqual(await strict.extract(await file('sample-files-GeoTopo-komprimiert.pdf'), ENOUGH), {
-        kind: 'too_many_pages',
-        pageCount: 117,
-      });
+      const bytes = await file('sample-files-GeoTopo-komprimiert.pdf');
+      assert.deepEqual(await strict.count(bytes), { kind: 'ok', pageCount: 117 });
+      assert.deepEqual(await strict.extract(bytes), { kind: 'too_many_pages', pageCount: 117 });
     } finally {
       await strict.close();
     }
-    assert.deepEqual(await extract('sample-files-GeoTopo-komprimiert.pdf', 100), { kind: 'over_budget', pageCount: 117 });
   });
 
   test('AES-256 (R6) with an empty user password: ok', async () => {
@@ -111,13 +108,14 @@ describe('PDF corpus', { skip: corpus.skip || false }, () => {
     assert.equal((await extract('ocrmypdf-invalid.NEGATIVE.pdf')).kind, 'invalid');
   });
 
-  test('xref keyword missing: pdf.js rebuilds the cross-reference table and extracts', async () => {
+  test('xref keyword missing: the cross-reference table is rebuilt and the text extracted', async () => {
     const result = okResult(await extract('pdfjs-xref_command_missing.pdf'));
     assert.equal(result.pages[0].text, 'Reduced test-case');
   });
 
   test('scanned page without a text layer: no_text', async () => {
-    assert.deepEqual(await extract('ocrmypdf-c02-22.pdf'), { kind: 'no_text', pageCount: 1 });
+    const outcome = await extract('ocrmypdf-c02-22.pdf');
+    assert.deepEqual(outcome.kind === 'no_text' && outcome.pageCount, 1);
   });
 
   test('35000x35000 JBIG2 page: answers without decoding the image or blowing memory', async (t: TestContext) => {
@@ -137,15 +135,18 @@ describe('PDF corpus', { skip: corpus.skip || false }, () => {
     assert.equal(result.metadata.creation_date, 'D:20090401233925Z'); // D:20090401163925-07'00'
   });
 
-  test('vertical CJK text extracts through the packed CMaps', async () => {
+  test('vertical CJK text extracts through the CMaps', async () => {
     const result = okResult(await extract('pdfjs-vertical.pdf'));
     assert.match(result.pages[0].text, /あいうえお/);
     assert.match(result.pages[0].text, /日本語/);
   });
 
-  test('issue16176: an astral CJK character counts as one character', async () => {
+  test('issue16176: a CJK variant character counts as one character', async () => {
     const result = okResult(await extract('pdfjs-issue16176.pdf'));
-    assert.equal(result.pages[0].text, '𠮷');
+    // The font has no ToUnicode map, so the character comes from Adobe-Japan1's CID table. PDFium's
+    // copy of that table is 16-bit and gives the common form 吉 (U+5409); pdf.js gave the astral
+    // variant 𠮷 (U+20BB7). Either way it is one character and one word.
+    assert.match(result.pages[0].text, /^(𠮷|吉)$/u);
     assert.equal(result.metadata.character_count, 1);
     assert.equal(result.metadata.word_count, 1);
   });

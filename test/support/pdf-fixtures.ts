@@ -1,9 +1,11 @@
 /**
  * PDF documents generated in code for tests (unit and route integration). pdf-lib draws the pages;
- * this module adds what pdf-lib cannot do: raw Info dates, a nested-form "bomb" and the standard
- * security handler (RC4 128-bit, /V 2 /R 3) for encrypted files.
+ * this module adds what pdf-lib cannot do: raw Info dates, a nested-form "bomb", the standard
+ * security handler (RC4 128-bit, /V 2 /R 3) for encrypted files, other scripts (Arabic, a
+ * non-embedded CJK font), pictures of text for OCR, and resource bombs written byte by byte.
  */
 import { createHash } from 'node:crypto';
+import zlib from 'node:zlib';
 import sharp from 'sharp';
 import {
   PDFArray,
@@ -16,6 +18,7 @@ import {
   PDFString,
   PDFWriter,
   StandardFonts,
+  degrees,
 } from 'pdf-lib';
 import type { PDFContext, PDFObject, PDFRef } from 'pdf-lib';
 
@@ -246,4 +249,189 @@ function encryptStrings(object: PDFObject, key: Uint8Array): PDFObject {
     for (let i = 0; i < object.size(); i++) object.set(i, encryptStrings(object.get(i), key));
   }
   return object;
+}
+
+// ---- Raw PDF files: what pdf-lib will not write (other scripts, bombs, broken page trees) -----
+
+/**
+ * Writes a PDF from numbered object bodies (object N is `objects[N - 1]`), with a correct
+ * cross-reference table. Object 1 must be the catalog.
+ */
+export function rawPdf(objects: Array<string | Buffer>): Buffer {
+  const parts: Buffer[] = [Buffer.from('%PDF-1.7\n%\xE2\xE3\xCF\xD3\n', 'latin1')];
+  let offset = parts[0].length;
+  const offsets: number[] = [];
+  objects.forEach((body, index) => {
+    offsets.push(offset);
+    const chunk = Buffer.concat([Buffer.from(`${index + 1} 0 obj\n`), Buffer.isBuffer(body) ? body : Buffer.from(body, 'latin1'), Buffer.from('\nendobj\n')]);
+    parts.push(chunk);
+    offset += chunk.length;
+  });
+  const xref = [`xref\n0 ${objects.length + 1}\n`, '0000000000 65535 f \n', ...offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`)].join('');
+  parts.push(Buffer.from(`${xref}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${offset}\n%%EOF\n`));
+  return Buffer.concat(parts);
+}
+
+/** A stream object with its dictionary entries (Length is added). */
+export function rawStream(data: Buffer | string, entries = ''): Buffer {
+  const bytes = Buffer.isBuffer(data) ? data : Buffer.from(data, 'latin1');
+  return Buffer.concat([Buffer.from(`<< /Length ${bytes.length} ${entries} >>\nstream\n`), bytes, Buffer.from('\nendstream')]);
+}
+
+const HELVETICA = '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>';
+
+/** One-page document: catalog 1, pages 2, page 3, font 4, content 5, then `extra` objects. */
+function onePage(content: Buffer, font = HELVETICA, extra: Array<string | Buffer> = []): Buffer {
+  return rawPdf([
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>',
+    font,
+    content,
+    ...extra,
+  ]);
+}
+
+export const ARABIC_TEXT = 'سلام عليكم';
+
+/**
+ * Arabic drawn the way producers write it: glyphs in visual order (left to right on the page, so
+ * the last letter first), one byte code per letter, mapped back to Unicode by a ToUnicode CMap.
+ * A reader must return the words in logical order.
+ */
+export function arabicPdf(): Buffer {
+  const letters = [...new Set([...ARABIC_TEXT.replace(/ /g, '')])];
+  const codeOf = new Map(letters.map((letter, i) => [letter, 0x41 + i]));
+  codeOf.set(' ', 0x20);
+  const hex = (n: number, width: number) => n.toString(16).toUpperCase().padStart(width, '0');
+  const visual = [...ARABIC_TEXT].reverse();
+  const shown = visual.map((c) => hex(codeOf.get(c)!, 2)).join('');
+  const cmap = [
+    '/CIDInit /ProcSet findresource begin 12 dict begin begincmap',
+    '/CMapName /Arabic-Test def /CMapType 2 def',
+    '1 begincodespacerange <00> <FF> endcodespacerange',
+    `${codeOf.size} beginbfchar`,
+    ...[...codeOf].map(([char, code]) => `<${hex(code, 2)}> <${hex(char.codePointAt(0)!, 4)}>`),
+    'endbfchar endcmap CMapName currentdict /CMap defineresource pop end end',
+  ].join('\n');
+  const font = '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /ToUnicode 6 0 R >>';
+  return onePage(rawStream(`BT /F1 14 Tf 300 700 Td <${shown}> Tj ET`), font, [rawStream(cmap)]);
+}
+
+export const CJK_TEXT = '日本語のテキスト';
+
+/**
+ * Japanese in a CID font referenced by name only (HeiseiMin-W3, not embedded) with the predefined
+ * UniJIS-UCS2-H CMap and no ToUnicode: the reader must know the CMap and Adobe-Japan1 itself.
+ */
+export function nonEmbeddedCjkPdf(): Buffer {
+  const codes = [...CJK_TEXT].map((c) => c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')).join('');
+  const font =
+    '<< /Type /Font /Subtype /Type0 /BaseFont /HeiseiMin-W3 /Encoding /UniJIS-UCS2-H /DescendantFonts [6 0 R] >>';
+  const cidFont =
+    '<< /Type /Font /Subtype /CIDFontType0 /BaseFont /HeiseiMin-W3 /CIDSystemInfo << /Registry (Adobe) /Ordering (Japan1) /Supplement 2 >> /FontDescriptor 7 0 R /DW 1000 >>';
+  const descriptor =
+    '<< /Type /FontDescriptor /FontName /HeiseiMin-W3 /Flags 6 /FontBBox [-123 -257 1001 910] /ItalicAngle 0 /Ascent 859 /Descent -141 /CapHeight 769 /StemV 93 >>';
+  return onePage(rawStream(`BT /F1 16 Tf 72 700 Td <${codes}> Tj ET`), font, [cidFont, descriptor]);
+}
+
+/** Lines written into the pictures of `scannedTextPdf`. */
+export const SCANNED_LINES = ['SCANNED INVOICE 4711', 'TOTAL DUE 42 EUR'];
+
+/**
+ * A "scanned" document: each page is only a picture of text (rendered from SVG by sharp), no text
+ * layer. Page 2 carries /Rotate 90, so a renderer must turn it to show the text upright.
+ */
+export async function scannedTextPdf(): Promise<Uint8Array> {
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="1200" height="300"><rect width="100%" height="100%" fill="white"/>${SCANNED_LINES.map(
+    (line, i) => `<text x="40" y="${110 + i * 110}" font-family="DejaVu Sans" font-size="72" fill="black">${line}</text>`,
+  ).join('')}</svg>`;
+  const png = await sharp(Buffer.from(svg)).png().toBuffer();
+  const doc = await PDFDocument.create({ updateMetadata: false });
+  const picture = await doc.embedPng(png);
+  for (const rotate of [0, 90]) {
+    const page = doc.addPage([612, 792]);
+    if (rotate) page.setRotation(degrees(rotate));
+    // 400 x 100 pt on a portrait page; with /Rotate 90 a viewer turns the page so it reads upright
+    // only when the picture is drawn turned the other way, as a scanner writes a landscape scan.
+    if (rotate) page.drawImage(picture, { x: 456, y: 96, width: 400, height: 100, rotate: degrees(90) });
+    else page.drawImage(picture, { x: 72, y: 600, width: 400, height: 100 });
+  }
+  return serialize(doc);
+}
+
+// ---- Resource bombs ----------------------------------------------------------------------------
+
+/**
+ * A zlib stream that inflates to `spaceBytes` spaces followed by `tail`, made without compressing
+ * gigabytes: one MiB of spaces compressed with a full flush (which resets the compressor) gives
+ * the same bytes every time, so that block is repeated. The Adler-32 checksum is computed in
+ * closed form for the spaces.
+ */
+export function spacesThenText(spaceBytes: number, tail: string): Buffer {
+  const chunk = 2 ** 20;
+  if (spaceBytes % chunk !== 0) throw new RangeError('spaceBytes must be a whole number of MiB');
+  const block = zlib.deflateRawSync(Buffer.alloc(chunk, 0x20), { level: 9, finishFlush: zlib.constants.Z_FULL_FLUSH });
+  const end = zlib.deflateRawSync(Buffer.from(tail, 'latin1'), { level: 9 });
+  const mod = 65521n;
+  const n = BigInt(spaceBytes);
+  let a = (1n + 32n * n) % mod;
+  let b = (n + (32n * n * (n + 1n)) / 2n) % mod;
+  for (const byte of Buffer.from(tail, 'latin1')) {
+    a = (a + BigInt(byte)) % mod;
+    b = (b + a) % mod;
+  }
+  const checksum = Buffer.alloc(4);
+  checksum.writeUInt32BE(Number((b << 16n) | a));
+  const blocks = new Array<Buffer>(spaceBytes / chunk).fill(block);
+  return Buffer.concat([Buffer.from([0x78, 0xda]), ...blocks, end, checksum]);
+}
+
+const BOMB_TAIL = 'BT /F1 12 Tf 72 720 Td (Text after the bomb) Tj ET\n';
+
+/** A content stream that inflates to 2 GiB of spaces, then a line of text (about 2 MB on disk). */
+export function flateBombPdf(): Buffer {
+  return onePage(rawStream(spacesThenText(2 * 2 ** 30, BOMB_TAIL), '/Filter /FlateDecode'));
+}
+
+/** The same bomb compressed once more: /Filter [/FlateDecode /FlateDecode], a few KB on disk. */
+export function chainedFlateBombPdf(): Buffer {
+  const inner = spacesThenText(2 * 2 ** 30, BOMB_TAIL);
+  return onePage(rawStream(zlib.deflateSync(inner, { level: 9 }), '/Filter [/FlateDecode /FlateDecode]'));
+}
+
+/** A page tree whose root claims `claimed` pages but holds one. */
+export function lyingCountPdf(claimed: number): Buffer {
+  return rawPdf([
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    `<< /Type /Pages /Kids [3 0 R] /Count ${claimed} >>`,
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>',
+    HELVETICA,
+    rawStream('BT /F1 12 Tf 72 720 Td (The only page) Tj ET'),
+  ]);
+}
+
+/** A page tree that loops: the root's kid is a Pages node whose kid is the root again. */
+export function pageTreeCyclePdf(): Buffer {
+  return rawPdf([
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 2 >>',
+    '<< /Type /Pages /Parent 2 0 R /Kids [2 0 R 4 0 R] /Count 2 >>',
+    '<< /Type /Page /Parent 3 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> /Contents 6 0 R >>',
+    HELVETICA,
+    rawStream('BT /F1 12 Tf 72 720 Td (Inside a loop) Tj ET'),
+  ]);
+}
+
+/** `count` pages sharing one content stream: built in milliseconds, unlike with pdf-lib. */
+export function manyPagesPdf(count: number): Buffer {
+  const firstPage = 5;
+  const kids = Array.from({ length: count }, (_, i) => `${firstPage + i} 0 R`).join(' ');
+  return rawPdf([
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    `<< /Type /Pages /Kids [${kids}] /Count ${count} >>`,
+    HELVETICA,
+    rawStream('BT /F1 12 Tf 72 720 Td (One of many pages) Tj ET'),
+    ...Array.from({ length: count }, () => '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>'),
+  ]);
 }

@@ -1,32 +1,57 @@
 /**
- * The PDF text extractor: a pool of worker threads running pdf.js, so parsing never blocks the
- * event loop, with a time limit per document that terminates a stuck thread instead of waiting.
+ * The PDF text extractor: a pool of worker threads, each running one PDFium WebAssembly instance,
+ * so parsing never blocks the event loop, with a time limit per document that terminates a stuck
+ * thread instead of waiting, and a memory ceiling per engine instance.
+ *
+ * Two steps, so billing can hold credits before the heavy work: `count()` opens the document and
+ * reads its page count only; `extract()` then reads the text.
  */
 import os from 'node:os';
 import { MessageChannel, isMarkedAsUntransferable } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import type { PdfOutcome, PdfTaskOutcome } from './types.ts';
-import type { PooledPdfTask } from './worker.ts';
+import { compiledPdfium } from './engine.ts';
+import { PdfRenderError } from './types.ts';
+import type { EngineLimits, PdfCount, PdfOutcome, PdfTask, PdfTaskResult, RenderedPage } from './types.ts';
+import type { PdfTaskNotice, PooledPdfTask } from './worker.ts';
 
 export interface PdfExtractorOptions {
   /** Parsing threads, all started with the pool. Default: the number of cores. */
   threads?: number;
-  /** Time limit for parsing one document, from the moment a thread starts on it. Default 60 s. */
+  /** Time limit for one task (count, extract or render), from the moment a thread starts on it. Default 60 s. */
   timeoutMs?: number;
   /** Documents with more pages are refused before extraction. Default 30. */
   maxPages?: number;
-  /** V8 heap limit of each thread; a document that needs more kills only its thread. Default 1024 MB. */
+  /** V8 heap limit of each thread (the JavaScript side; PDFium's memory is `maxMemoryMb`). Default 1024 MB. */
   maxHeapMb?: number;
+  /** Ceiling of each PDFium instance's WebAssembly memory; a document that needs more is invalid. Default 512 MB. */
+  maxMemoryMb?: number;
+  /** After a document, an instance whose memory grew past this is replaced by a fresh one. Default 128 MB. */
+  memoryHighWaterMb?: number;
+}
+
+export interface RenderOptions {
+  /** Resolution; default 300. A page larger than 50 megapixels at it is rendered smaller to fit. */
+  dpi?: number;
+  signal?: AbortSignal;
 }
 
 export interface PdfExtractor {
   /**
-   * Extracts the text of one PDF. `budget` is the number of pages the caller can pay for: a larger
-   * document answers `over_budget` without being extracted. The bytes of `data` are moved to the
-   * parsing thread when possible, which leaves `data` empty (detached) for the caller.
+   * Opens the document and reads its page count, nothing more: cheap, so the caller can hold
+   * credits for the pages before `extract`. `data` is copied, never moved.
+   */
+  count(data: Uint8Array, signal?: AbortSignal): Promise<PdfCount>;
+  /**
+   * Extracts the text of every page (refusing more than `maxPages` pages). The bytes of `data` are
+   * moved to the parsing thread when possible, which leaves `data` empty (detached) for the caller.
    * Rejects only when `signal` aborts (with its reason) or the pool is unusable (closed, broken).
    */
-  extract(data: Uint8Array, budget: number, signal?: AbortSignal): Promise<PdfOutcome>;
+  extract(data: Uint8Array, options?: { signal?: AbortSignal }): Promise<PdfOutcome>;
+  /**
+   * Renders the given 1-based pages as grey bitmaps, the page rotation applied, for OCR. `data` is
+   * copied. Rejects with a PdfRenderError when the document or a page cannot be rendered in time.
+   */
+  renderPages(data: Uint8Array, pages: number[], options?: RenderOptions): Promise<RenderedPage[]>;
   /** Waits for running documents, then stops the threads. */
   close(): Promise<void>;
 }
@@ -35,14 +60,21 @@ export const PDF_EXTRACTOR_DEFAULTS = {
   timeoutMs: 60_000,
   maxPages: 30,
   maxHeapMb: 1024,
+  maxMemoryMb: 512,
+  memoryHighWaterMb: 128,
 } as const;
 
 /**
  * The smallest heap limit accepted. Below a few MB V8 cannot even start the thread and aborts the
- * whole process (a fatal error, not a catchable one); below ~16 MB ordinary one-page documents
- * already fail. 64 MB leaves room for pdf.js and a modest document.
+ * whole process (a fatal error, not a catchable one). 64 MB leaves room for the engine's wrapper.
  */
 export const MIN_PDF_HEAP_MB = 64;
+
+/** PDFium starts with 18 MB of memory; below 64 MB ordinary documents would not open. */
+export const MIN_PDF_MEMORY_MB = 64;
+
+/** Largest bitmap rendered for OCR: 50 megapixels (a 300 dpi A0 page is 140). */
+const MAX_RENDER_PIXELS = 50_000_000;
 
 const WORKER_FILE = new URL('./worker.ts', import.meta.url).href;
 
@@ -51,55 +83,100 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
   const timeoutMs = options.timeoutMs ?? PDF_EXTRACTOR_DEFAULTS.timeoutMs;
   const maxPages = options.maxPages ?? PDF_EXTRACTOR_DEFAULTS.maxPages;
   const maxHeapMb = options.maxHeapMb ?? PDF_EXTRACTOR_DEFAULTS.maxHeapMb;
+  const maxMemoryMb = options.maxMemoryMb ?? PDF_EXTRACTOR_DEFAULTS.maxMemoryMb;
+  const highWaterMb = options.memoryHighWaterMb ?? Math.min(PDF_EXTRACTOR_DEFAULTS.memoryHighWaterMb, maxMemoryMb);
   if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`threads must be an integer ≥ 1 (got ${threads})`);
   if (!(timeoutMs > 0)) throw new RangeError(`timeoutMs must be > 0 (got ${timeoutMs})`);
   if (!(maxPages >= 0)) throw new RangeError(`maxPages must be ≥ 0 (got ${maxPages})`);
   if (!(maxHeapMb >= MIN_PDF_HEAP_MB)) throw new RangeError(`maxHeapMb must be ≥ ${MIN_PDF_HEAP_MB} (got ${maxHeapMb})`);
+  // WebAssembly (32-bit) memory stops at 4 GB; this build's runtime at 2 GB.
+  if (!(maxMemoryMb >= MIN_PDF_MEMORY_MB && maxMemoryMb <= 2048)) {
+    throw new RangeError(`maxMemoryMb must be between ${MIN_PDF_MEMORY_MB} and 2048 (got ${maxMemoryMb})`);
+  }
+  if (!(highWaterMb > 0 && highWaterMb <= maxMemoryMb)) throw new RangeError(`memoryHighWaterMb must be > 0 and ≤ maxMemoryMb (got ${highWaterMb})`);
 
-  const pool = new Piscina<PooledPdfTask, PdfTaskOutcome>({
+  const limits: EngineLimits = { maxMemoryBytes: maxMemoryMb * 2 ** 20, highWaterBytes: highWaterMb * 2 ** 20 };
+  // The threads start once PDFium is compiled (once per process), and receive the compiled module.
+  const starting = compiledPdfium().then((pdfium) => new Piscina<PooledPdfTask, PdfTaskResult>({
     filename: WORKER_FILE,
+    workerData: { limits, pdfium },
     maxThreads: threads,
     // Every thread starts with the pool and stays: a thread started on demand costs its document
-    // ~0.4 s of start-up, and its first documents run on cold code. An idle thread holds ~50 MB.
+    // the engine's start-up (compiling 4.6 MB of WebAssembly), and its first documents run cold.
     minThreads: threads,
     // One document per thread: a time limit or abort terminates the whole thread, which would take
     // an unrelated document down with it.
     concurrentTasksPerWorker: 1,
-    // Lets a thread's event loop run between documents, so pdf.js's asynchronous cleanup finishes.
     atomics: 'async',
     resourceLimits: { maxOldGenerationSizeMb: maxHeapMb },
-  });
+  }));
+  starting.catch(() => undefined); // reported by the first task and by close()
 
-  async function extract(data: Uint8Array, budget: number, signal?: AbortSignal): Promise<PdfOutcome> {
+  /**
+   * Runs one task with the time limit; `timeout` when it passes, the caller's reason on abort.
+   * The answer's shape follows the task's `op` (see worker.ts), which the callers below rely on.
+   */
+  async function run(task: PdfTask, signal: AbortSignal | undefined): Promise<PdfTaskResult | { kind: 'timeout' }> {
     signal?.throwIfAborted();
-    const bytes = ownedBytes(data);
     const timeLimit = new AbortController();
-    const abort = signal ? AbortSignal.any([timeLimit.signal, signal]) : timeLimit.signal;
-    const { port1: startNotice, port2: started } = new MessageChannel();
+    // A retiring thread (its engine's memory must go) answers over the port; aborting its task
+    // is how the pool is told to end that very thread and start a fresh one.
+    const retire = new AbortController();
+    let retiredWith: PdfTaskResult | undefined;
+    const abort = AbortSignal.any(signal ? [timeLimit.signal, retire.signal, signal] : [timeLimit.signal, retire.signal]);
+    const { port1: notices, port2: started } = new MessageChannel();
     let timer: NodeJS.Timeout | undefined;
-    startNotice.once('message', () => {
-      timer = setTimeout(() => timeLimit.abort(new Error('PDF time limit reached')), timeoutMs);
+    notices.on('message', (notice: PdfTaskNotice) => {
+      if (notice.type === 'started') {
+        timer = setTimeout(() => timeLimit.abort(new Error('PDF time limit reached')), timeoutMs);
+      } else {
+        retiredWith = notice.result;
+        retire.abort(new Error('PDF thread retired'));
+      }
     });
     try {
-      return await pool.run(
-        { data: bytes, budget, maxPages, started },
-        { signal: abort, transferList: [bytes.buffer as ArrayBuffer, started] },
-      );
+      const pool = await starting;
+      const transferList = [task.data.buffer as ArrayBuffer, started];
+      return await pool.run({ ...task, started }, { signal: abort, transferList });
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
+      if (retiredWith) return retiredWith;
       if (timeLimit.signal.aborted) return { kind: 'timeout' };
-      // The thread hit its heap limit: the document is a resource bomb, the pool has replaced it.
+      // The thread hit its V8 heap limit: the document is a resource bomb, the pool has replaced it.
       if ((error as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
         return { kind: 'invalid', reason: `the document needs more than ${maxHeapMb} MB of heap` };
       }
       throw error;
     } finally {
       clearTimeout(timer);
-      startNotice.close();
+      notices.close();
     }
   }
 
-  return { extract, close: () => pool.close() };
+  async function count(data: Uint8Array, signal?: AbortSignal): Promise<PdfCount> {
+    // A copy of just these bytes is moved: the caller keeps its buffer for `extract`, and a view
+    // over a larger buffer does not drag that whole buffer along.
+    return (await run({ op: 'count', data: new Uint8Array(data) }, signal)) as PdfCount;
+  }
+
+  async function extract(data: Uint8Array, options: { signal?: AbortSignal } = {}): Promise<PdfOutcome> {
+    return (await run({ op: 'extract', data: ownedBytes(data), maxPages }, options.signal)) as PdfOutcome;
+  }
+
+  async function renderPages(data: Uint8Array, pages: number[], options: RenderOptions = {}): Promise<RenderedPage[]> {
+    const dpi = options.dpi ?? 300;
+    if (!(dpi > 0 && dpi <= 1200)) throw new RangeError(`dpi must be > 0 and ≤ 1200 (got ${dpi})`);
+    if (pages.length === 0) return [];
+    const outcome = await run({ op: 'render', data: new Uint8Array(data), pages, dpi, maxPixels: MAX_RENDER_PIXELS }, options.signal);
+    // The worker answers a render with `rendered` or with the reason it could not open the file.
+    if (outcome.kind === 'rendered') return outcome.pages;
+    if (outcome.kind === 'encrypted') throw new PdfRenderError('encrypted', 'the PDF needs a password');
+    if (outcome.kind === 'invalid') throw new PdfRenderError('invalid', `the PDF cannot be rendered: ${outcome.reason}`);
+    if (outcome.kind === 'timeout') throw new PdfRenderError('timeout', 'rendering took longer than the time limit');
+    throw new Error(`unexpected answer to a render: ${outcome.kind}`);
+  }
+
+  return { count, extract, renderPages, close: async () => (await starting).close() };
 }
 
 /**

@@ -24,24 +24,59 @@ export interface PdfResult {
 
 /**
  * What one extraction ended with. Only `ok` is billable; every other kind charges nothing.
- * `pageCount` is reported whenever the document could be opened, so billing can decide before work.
+ * `pagesWithoutText` lists the 1-based pages with no text layer (scanned pages, for OCR).
  */
 export type PdfOutcome =
-  | { kind: 'ok'; result: PdfResult; pageCount: number }
+  | { kind: 'ok'; result: PdfResult; pageCount: number; pagesWithoutText: number[] }
   | { kind: 'too_many_pages'; pageCount: number }
-  | { kind: 'over_budget'; pageCount: number }
   | { kind: 'encrypted' }
   | { kind: 'invalid'; reason: string }
-  | { kind: 'no_text'; pageCount: number }
+  | { kind: 'no_text'; pageCount: number; result: PdfResult }
   | { kind: 'timeout' };
 
-/** The message posted to a pool thread. */
-export interface PdfTask {
-  data: Uint8Array;
-  /** Pages the caller can pay for. */
-  budget: number;
-  maxPages: number;
+/** What counting a document's pages ended with: the cheap first step, before any text work. */
+export type PdfCount =
+  | { kind: 'ok'; pageCount: number }
+  | { kind: 'encrypted' }
+  | { kind: 'invalid'; reason: string }
+  | { kind: 'timeout' };
+
+/** One page rendered for OCR: grey levels, one byte per pixel, rows top to bottom. */
+export interface RenderedPage {
+  /** 1-based page number. */
+  page: number;
+  width: number;
+  height: number;
+  channels: 1;
+  pixels: Uint8Array;
 }
 
-/** Everything a pool thread can answer; the thread never reports a timeout itself. */
-export type PdfTaskOutcome = Exclude<PdfOutcome, { kind: 'timeout' }>;
+/** Why `renderPages` refused: the document cannot be opened, a page does not exist, time ran out. */
+export class PdfRenderError extends Error {
+  readonly kind: 'encrypted' | 'invalid' | 'timeout';
+  constructor(kind: 'encrypted' | 'invalid' | 'timeout', message: string) {
+    super(message);
+    this.name = 'PdfRenderError';
+    this.kind = kind;
+  }
+}
+
+/** Engine limits, the same for every task of the pool. */
+export interface EngineLimits {
+  /** Ceiling of the engine's WebAssembly memory; a document that needs more is invalid. */
+  maxMemoryBytes: number;
+  /** After a document, an engine whose memory grew past this is replaced by a fresh one. */
+  highWaterBytes: number;
+}
+
+/** The messages posted to a pool thread. */
+export type PdfTask =
+  | { op: 'count'; data: Uint8Array }
+  | { op: 'extract'; data: Uint8Array; maxPages: number }
+  | { op: 'render'; data: Uint8Array; pages: number[]; dpi: number; maxPixels: number };
+
+/** What a pool thread answers per task; the thread never reports a timeout itself. */
+export type PdfTaskResult =
+  | Exclude<PdfCount, { kind: 'timeout' }>
+  | Exclude<PdfOutcome, { kind: 'timeout' }>
+  | { kind: 'rendered'; pages: RenderedPage[] };

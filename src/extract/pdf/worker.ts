@@ -1,79 +1,108 @@
 /**
- * Pool thread: opens one PDF with pdf.js and extracts its text. pdf.js runs its own "worker" code
- * in this same thread (in Node it always does), so a stuck document only ever blocks this thread,
- * which the pool terminates when the time limit passes.
+ * Pool thread: one PDFium instance, which counts pages, extracts text or renders pages of one
+ * document at a time. A stuck document only ever blocks this thread, which the pool terminates
+ * when the time limit passes.
+ *
+ * WebAssembly memory never shrinks, and an instance's memory is only given back reliably when its
+ * thread ends (V8 does not collect a dropped instance on any schedule). So when the instance hit
+ * its ceiling or trapped, or a document left its memory above the high-water mark, the thread
+ * retires: it hands its answer over the task's port and the pool ends it and starts a fresh one.
  */
-import type { MessagePort } from 'node:worker_threads';
-import { getDocument, PDFWorker } from 'pdfjs-dist/legacy/build/pdf.mjs';
-import { WorkerMessageHandler } from 'pdfjs-dist/legacy/build/pdf.worker.mjs';
-import { InThreadPort } from './in-thread-port.ts';
-import { pageTextFromItems } from './page-text.ts';
-import { documentOptions, PDFJS_VERBOSITY } from './pdfjs-options.ts';
+import { workerData, type MessagePort } from 'node:worker_threads';
+import { MemoryCeilingError, PdfiumEngine, type EngineDocument } from './engine.ts';
+import { pageText } from './page-text.ts';
 import { buildPdfResult } from './result.ts';
-import { useSyncDecompression } from './sync-decompression.ts';
-import type { PdfTask, PdfTaskOutcome } from './types.ts';
+import type { EngineLimits, PdfTask, PdfTaskResult, RenderedPage } from './types.ts';
 
-useSyncDecompression();
+const { limits, pdfium } = workerData as { limits: EngineLimits; pdfium: WebAssembly.Module };
 
-// pdf.js's parsing side starts with the thread, behind a port that copies messages cheaply, and
-// one PDFWorker serves every document of the thread (each document still gets its own handler,
-// released by loadingTask.destroy()).
-type WorkerPort = NonNullable<NonNullable<ConstructorParameters<typeof PDFWorker>[0]>['port']>;
-const port = new InThreadPort();
-WorkerMessageHandler.initializeFromPort(port);
-// pdf.js types `port` as a web Worker but only calls postMessage and add/removeEventListener on it.
-const pdfWorker = new PDFWorker({ port: port as unknown as WorkerPort, verbosity: PDFJS_VERBOSITY });
+/** Started with the thread, from the process's compiled module, so the first document does not wait. */
+const engine = PdfiumEngine.create(limits.maxMemoryBytes, pdfium);
+engine.catch(() => undefined); // a failed start is reported to the first task
 
-/** A task as the pool posts it: the caller's task plus the port that announces the start. */
-export interface PooledPdfTask extends PdfTask {
-  /** Receives one message when parsing begins, so the time limit does not count queueing. */
+/** A task as the pool posts it: the caller's task plus its port to the caller. */
+export type PooledPdfTask = PdfTask & {
+  /** Carries `started` when the thread begins (the time limit does not count queueing), and `retire`. */
   started: MessagePort;
+};
+
+/** What the thread tells the caller over the task's port. */
+export type PdfTaskNotice = { type: 'started' } | { type: 'retire'; result: PdfTaskResult };
+
+export default async function runPdfTask(task: PooledPdfTask): Promise<PdfTaskResult> {
+  const port = task.started;
+  port.postMessage({ type: 'started' } satisfies PdfTaskNotice);
+  const current = await engine;
+  const result = runOn(current, task);
+  if (current.spent || current.memoryBytes > limits.highWaterBytes) {
+    port.postMessage({ type: 'retire', result } satisfies PdfTaskNotice);
+    return new Promise<never>(() => undefined); // the pool terminates this thread now
+  }
+  port.close();
+  return result;
 }
 
-export default async function extractPdf({ data, budget, maxPages, started }: PooledPdfTask): Promise<PdfTaskOutcome> {
-  started.postMessage(null);
-  started.close();
-
-  const fileBytes = data.byteLength; // pdf.js takes ownership of `data` below
-  const loadingTask = getDocument({ ...documentOptions(data), worker: pdfWorker });
+function runOn(current: PdfiumEngine, task: PdfTask): PdfTaskResult {
   try {
-    const pdf = await loadingTask.promise;
-    // Page count first: billing decides before any text is extracted.
-    const pageCount = pdf.numPages;
-    if (pageCount > maxPages) return { kind: 'too_many_pages', pageCount };
-    if (pageCount > budget) return { kind: 'over_budget', pageCount };
-
-    const pageTexts: string[] = [];
-    for (let pageNumber = 1; pageNumber <= pageCount; pageNumber++) {
-      const page = await pdf.getPage(pageNumber);
-      try {
-        const content = await page.getTextContent();
-        pageTexts.push(pageTextFromItems(content.items));
-      } finally {
-        page.cleanup(); // drop the page's fonts and operator lists before the next page
-      }
+    const opened = current.open(task.data);
+    if (opened.kind !== 'ok') return opened;
+    const document = opened.document;
+    let result: PdfTaskResult;
+    try {
+      if (task.op === 'count') result = countPages(document);
+      else if (task.op === 'extract') result = extractText(document, task.data.byteLength, task.maxPages);
+      else result = renderPages(document, task.pages, task.dpi, task.maxPixels);
+    } finally {
+      document.close();
     }
-    if (pageTexts.every((text) => text === '')) return { kind: 'no_text', pageCount };
-
-    // A damaged Info dictionary only costs the optional creation date.
-    const info = await pdf.getMetadata().then(
-      (metadata) => metadata.info as Record<string, unknown> | null,
-      () => null,
-    );
-    const result = buildPdfResult({ pageTexts, fileBytes, rawCreationDate: info?.CreationDate });
-    return { kind: 'ok', result, pageCount };
+    // PDFium may survive a refused allocation by giving up on one stream quietly (an empty page):
+    // a document that reached the ceiling is a bomb whatever the engine made of it.
+    if (current.ceilingReached) throw new MemoryCeilingError(limits.maxMemoryBytes);
+    return result;
   } catch (error) {
-    return failureOutcome(error);
-  } finally {
-    // Destroys the document and pdf.js's in-thread worker, releasing every cache of this file.
-    await loadingTask.destroy().catch(() => undefined);
+    if (error instanceof MemoryCeilingError) return { kind: 'invalid', reason: error.message };
+    // A trap inside PDFium (a failed allocation it could not handle, a bug on a hostile file).
+    if (error instanceof WebAssembly.RuntimeError) return { kind: 'invalid', reason: `PDFium failed: ${error.message}` };
+    throw error;
   }
 }
 
-function failureOutcome(error: unknown): PdfTaskOutcome {
-  const name = error instanceof Error ? error.name : '';
-  // pdf.js has already tried the empty user password: any password request means we cannot read it.
-  if (name === 'PasswordException') return { kind: 'encrypted' };
-  const reason = error instanceof Error ? `${name}: ${error.message}` : String(error);
-  return { kind: 'invalid', reason };
+function countPages(document: EngineDocument): PdfTaskResult {
+  const pageCount = document.pageCount();
+  if (pageCount < 1) return { kind: 'invalid', reason: 'the document has no readable page tree' };
+  return { kind: 'ok', pageCount };
+}
+
+function extractText(document: EngineDocument, fileBytes: number, maxPages: number): PdfTaskResult {
+  const pageCount = document.pageCount();
+  if (pageCount < 1) return { kind: 'invalid', reason: 'the document has no readable page tree' };
+  if (pageCount > maxPages) return { kind: 'too_many_pages', pageCount };
+
+  const pageTexts: string[] = [];
+  const pagesWithoutText: number[] = [];
+  for (let index = 0; index < pageCount; index++) {
+    const text = document.withPageText(index, pageText);
+    // The page tree promised a page it does not hold (a lying /Count, a broken tree).
+    if (text === null) return { kind: 'invalid', reason: `page ${index + 1} of ${pageCount} cannot be loaded` };
+    if (text.trim() === '') pagesWithoutText.push(index + 1);
+    pageTexts.push(text);
+  }
+  const result = buildPdfResult({ pageTexts, fileBytes, rawCreationDate: document.metaText('CreationDate') });
+  // Kept with `no_text` too: OCR can still fill every page of a scanned document.
+  if (pagesWithoutText.length === pageCount) return { kind: 'no_text', pageCount, result };
+  return { kind: 'ok', result, pageCount, pagesWithoutText };
+}
+
+function renderPages(document: EngineDocument, pages: number[], dpi: number, maxPixels: number): PdfTaskResult {
+  const pageCount = document.pageCount();
+  const rendered: RenderedPage[] = [];
+  for (const page of pages) {
+    if (!Number.isInteger(page) || page < 1 || page > pageCount) {
+      return { kind: 'invalid', reason: `page ${page} is not in the document (${pageCount} pages)` };
+    }
+    const bitmap = document.renderGray(page - 1, dpi, maxPixels);
+    if (!bitmap) return { kind: 'invalid', reason: `page ${page} cannot be loaded` };
+    rendered.push({ page, width: bitmap.width, height: bitmap.height, channels: 1, pixels: bitmap.gray });
+  }
+  return { kind: 'rendered', pages: rendered };
 }
