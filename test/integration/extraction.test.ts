@@ -14,6 +14,8 @@ import {
   MULTI_PAGE_LINES,
   multiPagePdf,
   numberedPagesPdf,
+  SCANNED_LINES,
+  scannedTextPdf,
 } from '../support/pdf-fixtures.ts';
 import { corruptBytes, renderTextImage } from '../support/image-fixtures.ts';
 
@@ -35,6 +37,8 @@ before(async () => {
   served.set('/locked.pdf', { body: await encryptedPdf('s3cret'), type: 'application/pdf' });
   served.set('/scan.pdf', { body: await imageOnlyPdf(), type: 'application/pdf' });
   served.set('/corrupt.pdf', { body: corruptPdfBytes(), type: 'application/pdf' });
+  served.set('/scanned.pdf', { body: await scannedTextPdf(), type: 'application/pdf' });
+  served.set('/three.pdf', { body: await numberedPagesPdf(3), type: 'application/pdf' });
   served.set('/text.png', { body: await renderTextImage(['Invoice 2041', 'Total due 318 EUR'], { format: 'png' }), type: 'image/png' });
   served.set('/text.webp', { body: await renderTextImage(['Invoice 2041', 'Total due 318 EUR'], { format: 'webp' }), type: 'image/webp' });
   served.set('/broken.jpg', { body: corruptBytes(), type: 'image/jpeg' });
@@ -136,6 +140,46 @@ describe('POST /v1/pdf', () => {
       assert.deepEqual(r.body.errors, { url: messages }, String(url));
     }
     assert.equal(await extraction(user.id), 10);
+  });
+
+  test('ten concurrent 3-page PDFs against a balance of 10: three succeed (a request holds every page at once)', async () => {
+    const user = await service.user({ extraction: 10 });
+    const answers = await Promise.all(Array.from({ length: 10 }, () => post('/v1/pdf', user.token, `${files.url}/three.pdf`)));
+    assert.equal(answers.filter((a) => a.status === 200).length, 3);
+    assert.equal(answers.filter((a) => a.status === 403).length, 7);
+    assert.equal(await extraction(user.id), 1);
+    for (const row of await service.services.ledger.recompute(user.id)) assert.equal(row.stored, row.ledger);
+  });
+
+  test('ocr: true reads pages without a text layer, lists them, and charges the image price for each', async () => {
+    const user = await service.user({ extraction: 20 });
+    const r = await service.call('POST', '/v1/pdf', { token: user.token, body: { url: `${files.url}/scanned.pdf`, ocr: true } });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.deepEqual(r.body.metadata.ocr_pages, [1, 2]);
+    assert.equal(r.body.metadata.page_count, 2);
+    for (const page of r.body.pages) {
+      for (const line of SCANNED_LINES) assert.match(page.text.replace(/\s+/g, ' '), new RegExp(line.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')), `page ${page.page}`);
+    }
+    assert.equal(r.body.metadata.word_count, r.body.pages.reduce((n: number, p: { text: string }) => n + (p.text.match(/\S+/g)?.length ?? 0), 0));
+    // 2 pages × 1 credit + 2 OCR'd pages × 3 credits.
+    assert.equal(await extraction(user.id), 20 - 8);
+    // Without ocr, the same document is refused, free; a text PDF with ocr: true costs pages only.
+    const refused = await post('/v1/pdf', user.token, `${files.url}/scanned.pdf`);
+    assert.equal(refused.status, 400);
+    const text = await service.call('POST', '/v1/pdf', { token: user.token, body: { url: `${files.url}/one.pdf`, ocr: true } });
+    assert.equal(text.status, 200);
+    assert.equal(text.body.metadata.ocr_pages, undefined);
+    assert.equal(await extraction(user.id), 12 - 1);
+  });
+
+  test('ocr: a balance that covers the pages but not their OCR: 403 and nothing charged; ocr must be a boolean', async () => {
+    const user = await service.user({ extraction: 4 });
+    const r = await service.call('POST', '/v1/pdf', { token: user.token, body: { url: `${files.url}/scanned.pdf`, ocr: true } });
+    assert.equal(r.status, 403);
+    assert.equal(await extraction(user.id), 4);
+    const wrong = await service.call('POST', '/v1/pdf', { token: user.token, body: { url: `${files.url}/scanned.pdf`, ocr: 'yes' } });
+    assert.equal(wrong.status, 422);
+    assert.deepEqual(wrong.body.errors, { ocr: ['The ocr field must be true or false.'] });
   });
 
   test('100 concurrent requests for a one-page PDF against a balance of 20: exactly 20 succeed', async () => {
