@@ -60,6 +60,13 @@ export interface Endpoint<I = Record<string, any>> {
   throttle?: { maxAttempts: number; windowSeconds: number; per: 'user' | 'token' };
   /** `owner`: only tokens of an owner account (the operator) may call it; others get 403. */
   access?: 'owner';
+  /**
+   * The body, when one is sent, must be a JSON object (or a form): an array, number, string or
+   * `null` is refused with a 422 on the field `body` (`OBJECT_BODY_ERROR`) instead of being read
+   * as "no fields", which on some routes means "everything" (renewing every plan). Honoured by the
+   * pipeline before validation; a missing or empty body is not refused.
+   */
+  objectBody?: boolean;
   /** Recorded in request history (every /v1 route). */
   history: boolean;
   /**
@@ -74,3 +81,6 @@ export interface Endpoint<I = Record<string, any>> {
   /** Error statuses this route can answer besides 401/422/500, for the docs. */
   errors?: number[];
 }
+
+/** The 422 of a route with `objectBody` whose body is not a JSON object. */
+export const OBJECT_BODY_ERROR = { field: 'body', message: 'The request body must be a JSON object.' } as const;
