@@ -14,6 +14,7 @@ import { MemoryThrottleStore, RedisThrottleStore, type ThrottleStore } from './t
 import type { ClosableOutboundClient } from './outbound/client.ts';
 import { outboundCapability } from './outbound/config.ts';
 import { createCapabilities, type Capabilities } from './capabilities.ts';
+import type { OperationStores } from './operations/index.ts';
 
 export interface Services {
   config: Config;
@@ -28,6 +29,8 @@ export interface Services {
   outbound: ClosableOutboundClient;
   /** PDF, OCR, search and browser: started on first use (or warmed by `serve`). */
   capabilities: Capabilities;
+  /** The stores the operator's operations (src/operations) work on: the admin API's only way to money. */
+  operations: OperationStores;
   close(): Promise<void>;
 }
 
@@ -69,12 +72,14 @@ export async function createPlatformServices(config: Config, options: { migrate?
     opened.push(() => outboundCapability.close(outbound));
     const capabilities = await createCapabilities(config, { outbound, redis });
     opened.push(() => capabilities.close());
+    const prices = new Prices(db);
     return {
       config,
       db,
       accounts,
       ledger,
-      prices: new Prices(db),
+      prices,
+      operations: { db, accounts, ledger, prices },
       history: new HistoryStore(db),
       throttle: throttleStore,
       redis,

@@ -1,26 +1,62 @@
 /**
- * The admin API (contract §2): what the operator's command line does (contract §8), over HTTP, for
- * an owner account's token only. Same stores, same rules, same answers as `gleaner <command>
- * --json`; lists come as `{"data": [...]}`. Nothing here is billed or recorded in request history.
+ * The admin API (contract §2): the operator's operations (src/operations) over HTTP, for an owner
+ * account's token only; the command line (contract §8) is the other front end over the same
+ * operations. Lists come as `{"data": [...]}`. Nothing here is billed or recorded in request history.
+ *
+ * What this file adds to the operations: the schemas (Laravel 8 validation answers and the OpenAPI
+ * document, with the operations' limits) and the HTTP form of their failures (404, 409, 422).
+ * A filter that is present must be a real one, and routes that act on many rows refuse fields they
+ * do not take: a malformed script gets a 422, never an operation widened to every user.
  */
-import { httpErrors, HttpError } from '../core/errors.ts';
-import { custom, email, integer, max, min, oneOf, required, string } from '../validation/rules.ts';
-import { PRODUCTS, type Product } from '../credits/products.ts';
-import { findPlan, PLANS } from '../credits/plans.ts';
-import { assignPlan, renewPlans } from '../credits/renewal.ts';
-import type { Field } from '../validation/schema.ts';
-import type { Endpoint, EndpointContext, EndpointResult, HttpMethod, OperatorHandlerServices } from '../pipeline/endpoint.ts';
-import { EmailTakenError } from '../accounts/store.ts';
+import { HttpError, httpErrors, type FieldErrors } from '../core/errors.ts';
+import { custom, email, integer, isBlank, max, min, oneOf, required, string } from '../validation/rules.ts';
+import { attributeName, type Field } from '../validation/schema.ts';
+import { PRODUCTS } from '../credits/products.ts';
+import { PLANS } from '../credits/plans.ts';
+import * as operations from '../operations/index.ts';
+import { OperationError, type OperationStores } from '../operations/index.ts';
+import type { Endpoint, EndpointContext, EndpointResult, HttpMethod } from '../pipeline/endpoint.ts';
 
-/** Balances are BIGINT; a cap far above any plan keeps amounts exact in JSON numbers. */
-const MAX_AMOUNT = 1_000_000_000_000;
-/** Ids beyond this are no rows (and would not fit PostgreSQL's BIGINT). */
-const MAX_ID = Number.MAX_SAFE_INTEGER;
-const STRIPE_CUSTOMER = /^cus_[A-Za-z0-9]+$/;
+const { MAX_AMOUNT, MAX_ID, MAX_TEXT_LENGTH, MIN_BALANCE, MIN_GRANT, MIN_PRICE, STRIPE_CUSTOMER, STRIPE_CUSTOMER_EXAMPLE, DEFAULT_TOKEN_NAME } = operations.rules;
 
-const userParam: Field = { in: 'path', rules: [required(), integer(), min(1), max(MAX_ID)], description: 'User id.', example: 2 };
-const tokenParam: Field = { in: 'path', rules: [required(), integer(), min(1), max(MAX_ID)], description: 'Token id (the part before `|`).', example: 8 };
+/**
+ * Laravel's `filled`: the field may be left out, but when present it may not be empty. An empty
+ * string or null in a filter would otherwise count as "not sent", and so as "every user".
+ */
+const filled = () =>
+  custom('filled', (value) => value === undefined || !isBlank(value), (attr) => `The ${attr} field must have a value.`, { implicit: true, needsValid: false });
+
+const id = (description: string, example: number): Field => ({ in: 'path', rules: [required(), integer(), min(1), max(MAX_ID)], description, example });
+const userParam = id('User id.', 2);
+const tokenParam = id('Token id (the part before `|`).', 8);
 const productField = (where?: 'path'): Field => ({ ...(where ? { in: where } : {}), rules: [required(), string(), oneOf(PRODUCTS)], example: 'scraping' });
+const amountField = (least: number, example: number): Field => ({ rules: [required(), integer(), min(least), max(MAX_AMOUNT)], example });
+/** Optional filters of operations that otherwise act on every user. */
+const userFilter: Field = { rules: [filled(), integer(), min(1), max(MAX_ID)], description: 'Only this user (leave it out for every user).', example: 2 };
+const productFilter: Field = { rules: [filled(), string(), oneOf(PRODUCTS)], description: 'Only this product (leave it out for every product).', example: 'scraping' };
+
+/** The HTTP form of an operation's failure. */
+function toHttpError(error: OperationError): HttpError {
+  switch (error.kind) {
+    case 'not_found':
+      return httpErrors.notFound(error.message);
+    case 'conflict':
+      // A conflict on a field (an e-mail already taken) is Laravel's `unique` rule: a 422.
+      return error.issues.length ? httpErrors.validation(error.errors) : new HttpError(409, { message: error.message });
+    case 'invalid':
+      return httpErrors.validation(error.errors);
+  }
+}
+
+/** Fields a request sent that the route does not take (`_method` is the method override's). */
+function prohibitUnknownFields(fields: Record<string, Field>) {
+  return async ({ input }: { input: Record<string, unknown> }, errors: FieldErrors) => {
+    for (const name of Object.keys(input)) {
+      if (name in fields || name === '_method') continue;
+      (errors[name] ??= []).push(`The ${attributeName(name)} field is prohibited.`);
+    }
+  };
+}
 
 function admin<I>(row: {
   method: HttpMethod;
@@ -29,39 +65,44 @@ function admin<I>(row: {
   description?: string;
   input?: 'body' | 'query';
   fields?: Record<string, Field>;
+  /**
+   * The route answers or changes many rows (a list, the audit, renewal): a field it does not take
+   * is refused (422 "The … field is prohibited.") rather than ignored, since an ignored filter
+   * (`{"user_id": 2}`) would answer or change more than was asked.
+   */
+  manyRows?: boolean;
   status?: number;
   example?: unknown;
   errors?: number[];
-  handler(context: Omit<EndpointContext<I>, 'services'> & { services: OperatorHandlerServices }): Promise<unknown>;
+  handler(context: { input: I; stores: OperationStores }): Promise<unknown>;
 }): Endpoint {
   const status = row.status ?? 200;
+  const fields = row.fields ?? {};
+  const input = row.input ?? (row.method === 'GET' || row.method === 'DELETE' ? 'query' : 'body');
   return {
     method: row.method,
     path: row.path,
     summary: row.summary,
     description: row.description,
     tag: 'Admin',
-    input: row.input ?? (row.method === 'GET' || row.method === 'DELETE' ? 'query' : 'body'),
-    schema: { fields: row.fields ?? {} },
+    input,
+    // A body that is not a JSON object is refused, never read as "no fields" (which means "every user" to renewal).
+    objectBody: input === 'body',
+    schema: { fields },
     access: 'owner',
     history: false,
     success: { status, description: row.summary, example: row.example },
     errors: row.errors,
-    async handler(context): Promise<EndpointResult> {
-      // Owner rows run operator operations, which reach the ledger; the pipeline hands every row
-      // the whole service container.
-      return { status, body: await row.handler({ ...(context as unknown as EndpointContext<I>), services: context.services as OperatorHandlerServices }) };
+    ...(row.manyRows ? { afterValidation: prohibitUnknownFields(fields) } : {}),
+    async handler(context: EndpointContext<Record<string, unknown>>): Promise<EndpointResult> {
+      try {
+        return { status, body: await row.handler({ input: context.input as I, stores: context.services.operations }) };
+      } catch (error) {
+        throw error instanceof OperationError ? toHttpError(error) : error;
+      }
     },
   };
 }
-
-/** 404 for a user id that names nobody (ids come from the path, already validated). */
-async function existingUser(services: Pick<OperatorHandlerServices, 'accounts'>, id: number): Promise<number> {
-  if (!(await services.accounts.userExists(id))) throw httpErrors.notFound(`There is no user ${id}.`);
-  return id;
-}
-
-const conflict = (message: string) => new HttpError(409, { message });
 
 const userExample = { id: 2, name: 'Ada', email: 'ada@example.com', stripe_customer: null, created_at: '2026-11-22T10:15:30.123456Z' };
 
@@ -70,8 +111,9 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     method: 'GET',
     path: '/admin/users',
     summary: 'List users',
+    manyRows: true,
     example: { data: [userExample] },
-    handler: async ({ services }) => ({ data: await services.accounts.listUsers() }),
+    handler: async ({ stores }) => ({ data: await operations.listUsers(stores) }),
   }),
   admin<{ name: string; email: string }>({
     method: 'POST',
@@ -79,18 +121,12 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     summary: 'Create a user',
     description: 'Answers the new user\'s id, its first API token and its secret key: shown once, stored only as hashes.',
     fields: {
-      name: { rules: [required(), string(), max(255)], example: 'Ada' },
-      email: { rules: [required(), string(), email(), max(255)], example: 'ada@example.com' },
+      name: { rules: [required(), string(), max(MAX_TEXT_LENGTH)], example: 'Ada' },
+      email: { rules: [required(), string(), email(), max(MAX_TEXT_LENGTH)], example: 'ada@example.com' },
     },
     status: 201,
     example: { id: 2, token: '7|pQ3...', secret_key: 'x9F...' },
-    handler: async ({ input, services }) => {
-      if (await services.accounts.emailTaken(input.email)) throw httpErrors.fieldInvalid('email', 'The email has already been taken.');
-      return services.accounts.createUser({ name: input.name, email: input.email }).catch((error: unknown) => {
-        if (error instanceof EmailTakenError) throw httpErrors.fieldInvalid('email', 'The email has already been taken.');
-        throw error;
-      });
-    },
+    handler: ({ input, stores }) => operations.createUser(stores, input),
   }),
   admin<{ user: number }>({
     method: 'GET',
@@ -99,10 +135,7 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     description: 'The same view as the user\'s own `GET /me`.',
     fields: { user: userParam },
     errors: [404],
-    handler: async ({ input, services }) => {
-      const view = await services.accounts.view(await existingUser(services, input.user));
-      return { user: view };
-    },
+    handler: async ({ input, stores }) => ({ user: await operations.showUser(stores, input) }),
   }),
   admin<{ user: number }>({
     method: 'GET',
@@ -111,22 +144,18 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     description: 'Without their secrets; revoked tokens show when they were revoked.',
     fields: { user: userParam },
     errors: [404],
-    handler: async ({ input, services }) => ({ data: await services.accounts.listTokens(await existingUser(services, input.user)) }),
+    handler: async ({ input, stores }) => ({ data: await operations.listTokens(stores, input) }),
   }),
   admin<{ user: number; name?: string }>({
     method: 'POST',
     path: '/admin/users/{user}/tokens',
     summary: 'Issue a token',
     description: 'The plain token is shown once.',
-    fields: { user: userParam, name: { rules: [string(), max(255)], default: 'default', example: 'ci' } },
+    fields: { user: userParam, name: { rules: [string(), max(MAX_TEXT_LENGTH)], default: DEFAULT_TOKEN_NAME, example: 'ci' } },
     status: 201,
     errors: [404],
     example: { id: 8, user: 2, token: '8|Zk1...' },
-    handler: async ({ input, services }) => {
-      const userId = await existingUser(services, input.user);
-      const created = await services.accounts.createToken(userId, input.name);
-      return { id: created.id, user: userId, token: created.token };
-    },
+    handler: ({ input, stores }) => operations.createToken(stores, input),
   }),
   admin<{ token: number }>({
     method: 'DELETE',
@@ -136,10 +165,7 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     fields: { token: tokenParam },
     errors: [404],
     example: { revoked: 8 },
-    handler: async ({ input, services }) => {
-      if (!(await services.accounts.revokeToken(input.token))) throw httpErrors.notFound(`There is no active token ${input.token}.`);
-      return { revoked: input.token };
-    },
+    handler: ({ input, stores }) => operations.revokeToken(stores, input),
   }),
   admin<{ token: number }>({
     method: 'POST',
@@ -150,11 +176,7 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     status: 201,
     errors: [404],
     example: { id: 9, user: 2, token: '9|Qw7...', replaced: 8 },
-    handler: async ({ input, services }) => {
-      const rotated = await services.accounts.rotateToken(input.token);
-      if (!rotated) throw httpErrors.notFound(`There is no active token ${input.token}.`);
-      return rotated;
-    },
+    handler: ({ input, stores }) => operations.rotateToken(stores, input),
   }),
   admin<{ user: number }>({
     method: 'GET',
@@ -164,38 +186,29 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     fields: { user: userParam },
     errors: [404],
     example: { user: 2, balances: [{ product: 'scraping', balance: 9990, held: 10, plan: 'starter' }] },
-    handler: async ({ input, services }) => {
-      const userId = await existingUser(services, input.user);
-      return { user: userId, balances: await services.ledger.balances(userId) };
-    },
+    handler: ({ input, stores }) => operations.showCredits(stores, input),
   }),
-  admin<{ user: number; product: Product; amount: number }>({
+  admin<{ user: number; product: (typeof PRODUCTS)[number]; amount: number }>({
     method: 'POST',
     path: '/admin/users/{user}/credits',
     summary: 'Grant credits',
     description: 'Adds `amount` to the balance.',
-    fields: { user: userParam, product: productField(), amount: { rules: [required(), integer(), min(1), max(MAX_AMOUNT)], example: 1000 } },
+    fields: { user: userParam, product: productField(), amount: amountField(MIN_GRANT, 1000) },
     errors: [404],
     example: { user: 2, product: 'scraping', balance: 1000 },
-    handler: async ({ input, services }) => {
-      const userId = await existingUser(services, input.user);
-      return { user: userId, product: input.product, balance: await services.ledger.grant(userId, input.product, input.amount) };
-    },
+    handler: ({ input, stores }) => operations.grantCredits(stores, input),
   }),
-  admin<{ user: number; product: Product; amount: number }>({
+  admin<{ user: number; product: (typeof PRODUCTS)[number]; amount: number }>({
     method: 'PUT',
     path: '/admin/users/{user}/credits/{product}',
     summary: 'Set a balance',
     description: 'Sets the balance to `amount` (credits held by requests in flight are counted as spent).',
-    fields: { user: userParam, product: productField('path'), amount: { rules: [required(), integer(), min(0), max(MAX_AMOUNT)], example: 500 } },
+    fields: { user: userParam, product: productField('path'), amount: amountField(MIN_BALANCE, 500) },
     errors: [404],
     example: { user: 2, product: 'scraping', balance: 500 },
-    handler: async ({ input, services }) => {
-      const userId = await existingUser(services, input.user);
-      return { user: userId, product: input.product, balance: await services.ledger.setTo(userId, input.product, input.amount, 'set') };
-    },
+    handler: ({ input, stores }) => operations.setCredits(stores, input),
   }),
-  admin<{ user: number; product: Product; plan: string }>({
+  admin<{ user: number; product: (typeof PRODUCTS)[number]; plan: string }>({
     method: 'PUT',
     path: '/admin/users/{user}/plans/{product}',
     summary: 'Assign a plan',
@@ -203,40 +216,38 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     fields: { user: userParam, product: productField('path'), plan: { rules: [required(), string()], example: 'growth' } },
     errors: [404],
     example: { user: 2, product: 'scraping', plan: 'growth', balance: 55000 },
-    handler: async ({ input, services }) => {
-      const userId = await existingUser(services, input.user);
-      const plan = findPlan(input.product, input.plan);
-      if (!plan) throw httpErrors.fieldInvalid('plan', 'The selected plan is invalid.');
-      return assignPlan(services.ledger, userId, input.product, plan);
-    },
+    handler: ({ input, stores }) => operations.assignPlan(stores, input),
   }),
-  admin<{ user?: number; product?: Product }>({
+  admin<{ user?: number; product?: (typeof PRODUCTS)[number] }>({
     method: 'POST',
     path: '/admin/plans/renew',
     summary: 'Renew plans',
-    description: 'Resets every balance that has a plan to that plan\'s credits; `user` and `product` narrow it.',
-    fields: { user: { rules: [integer(), min(1), max(MAX_ID)], example: 2 }, product: { rules: [string(), oneOf(PRODUCTS)], example: 'scraping' } },
+    description:
+      'Resets every balance that has a plan to that plan\'s credits; `user` and `product` narrow it. Only leaving them out ' +
+      '(an empty object, or no body) renews every user: an empty or null filter, a body that is not a JSON object, or a ' +
+      'field the route does not take is a 422.',
+    fields: { user: userFilter, product: productFilter },
+    manyRows: true,
     errors: [404],
     example: { renewed: [{ user: 2, product: 'scraping', plan: 'growth', balance: 55000 }] },
-    handler: async ({ input, services }) => {
-      const userId = input.user === undefined ? null : await existingUser(services, input.user);
-      return { renewed: await renewPlans(services.ledger, { userId, product: input.product ?? null }) };
-    },
+    handler: ({ input, stores }) => operations.renewPlans(stores, input),
   }),
   admin({
     method: 'GET',
     path: '/admin/plans',
     summary: 'The plans of each product',
+    manyRows: true,
     example: { data: PLANS },
-    handler: async () => ({ data: PLANS }),
+    handler: async () => ({ data: operations.listPlans() }),
   }),
   admin({
     method: 'GET',
     path: '/admin/prices',
     summary: 'The price table',
     description: 'Credits per operation (contract §3 gives the defaults).',
+    manyRows: true,
     example: { data: [{ operation: 'search', credits: 3 }] },
-    handler: async ({ services }) => ({ data: await services.prices.list() }),
+    handler: async ({ stores }) => ({ data: await operations.listPrices(stores) }),
   }),
   admin<{ operation: string; credits: number }>({
     method: 'PUT',
@@ -245,29 +256,21 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     description: 'Every server process uses the new price within 5 seconds.',
     fields: {
       operation: { in: 'path', rules: [required(), string()], description: 'An operation of `GET /admin/prices`.', example: 'pdf_page' },
-      credits: { rules: [required(), integer(), min(0), max(MAX_AMOUNT)], example: 1 },
+      credits: amountField(MIN_PRICE, 1),
     },
     example: { operation: 'pdf_page', credits: 1 },
-    handler: async ({ input, services }) => {
-      const known = (await services.prices.list()).map((p) => p.operation);
-      if (!known.includes(input.operation)) throw httpErrors.fieldInvalid('operation', 'The selected operation is invalid.');
-      await services.prices.set(input.operation, input.credits);
-      return { operation: input.operation, credits: input.credits };
-    },
+    handler: ({ input, stores }) => operations.setPrice(stores, input),
   }),
   admin<{ user?: number }>({
     method: 'GET',
     path: '/admin/audit',
     summary: 'Recompute balances from the ledger',
-    description: 'Every stored balance against the sum of its ledger; `mismatches` lists those that differ (none, normally).',
-    fields: { user: { rules: [integer(), min(1), max(MAX_ID)], example: 2 } },
+    description: 'Every stored balance against the sum of its ledger; `mismatches` lists those that differ (none, normally). `user` narrows it; an empty `user` is a 422.',
+    fields: { user: userFilter },
+    manyRows: true,
     errors: [404],
     example: { checked: 3, mismatches: [] },
-    handler: async ({ input, services }) => {
-      const userId = input.user === undefined ? undefined : await existingUser(services, input.user);
-      const rows = await services.ledger.recompute(userId);
-      return { checked: rows.length, mismatches: rows.filter((r) => r.stored !== r.ledger) };
-    },
+    handler: ({ input, stores }) => operations.auditCredits(stores, input),
   }),
   admin<{ user: number; customer: string }>({
     method: 'PUT',
@@ -278,17 +281,12 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
       user: userParam,
       customer: {
         rules: [required(), string(), custom('regex', (value) => STRIPE_CUSTOMER.test(String(value)), (attr) => `The ${attr} format is invalid.`, { needsValid: true })],
-        example: 'cus_NffrFeUfNV2Hib',
+        example: STRIPE_CUSTOMER_EXAMPLE,
       },
     },
     errors: [404, 409],
-    example: { user: 2, stripe_customer: 'cus_NffrFeUfNV2Hib' },
-    handler: async ({ input, services }) => {
-      const userId = await existingUser(services, input.user);
-      const linked = await services.accounts.linkStripeCustomer(userId, input.customer);
-      if (!linked.ok) throw conflict(`The Stripe customer ${input.customer} is already linked to user ${linked.userId}.`);
-      return { user: userId, stripe_customer: input.customer };
-    },
+    example: { user: 2, stripe_customer: STRIPE_CUSTOMER_EXAMPLE },
+    handler: ({ input, stores }) => operations.linkStripeCustomer(stores, input),
   }),
   admin<{ user: number }>({
     method: 'DELETE',
@@ -296,10 +294,7 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     summary: 'Unlink the Stripe customer',
     fields: { user: userParam },
     errors: [404],
-    example: { user: 2, stripe_customer: null, previous: 'cus_NffrFeUfNV2Hib' },
-    handler: async ({ input, services }) => {
-      const userId = await existingUser(services, input.user);
-      return { user: userId, stripe_customer: null, previous: await services.accounts.unlinkStripeCustomer(userId) };
-    },
+    example: { user: 2, stripe_customer: null, previous: STRIPE_CUSTOMER_EXAMPLE },
+    handler: ({ input, stores }) => operations.unlinkStripeCustomer(stores, input),
   }),
 ];

@@ -5,15 +5,12 @@
  */
 import { parseArgs } from 'node:util';
 import { isProduct, PRODUCTS, type Product } from '../credits/products.ts';
-import { findPlan, PLANS } from '../credits/plans.ts';
-import { assignPlan, renewPlans } from '../credits/renewal.ts';
 import { migrate } from '../storage/migrate.ts';
-import { isValidEmail } from '../validation/rules.ts';
-import { EmailTakenError } from '../accounts/store.ts';
-import type { Services } from '../services.ts';
+import * as operations from '../operations/index.ts';
+import { OperationError, rules, type Issue, type OperationStores } from '../operations/index.ts';
 
 /** What operator commands use: the storage, nothing that reaches the network. */
-export type OperatorServices = Pick<Services, 'db' | 'accounts' | 'ledger' | 'prices'>;
+export type OperatorServices = OperationStores;
 
 /** A mistake in the command line: exit code 2 and the message, no stack. */
 export class UsageError extends Error {}
@@ -55,35 +52,42 @@ function parse(args: string[], names: string[]): Values {
   }
 }
 
+/** The option an operation's field is given with. */
+const optionOf = (field: string) => (field === 'token' ? 'token-id' : field);
+
+/** An operation's rule broken by an option: "--amount must be at least 1." */
+const usageError = (issue: Issue) => new UsageError(`--${optionOf(issue.field)} ${issue.predicate}`);
+
+/** The operations' failures, worded for the command line: rules broken are usage errors (exit 2). */
+function fromOperationError(error: OperationError): Error {
+  return error.kind === 'invalid' ? usageError(error.issues[0]) : new OperatorError(error.message);
+}
+
 function need(values: Values, name: string): string {
   const value = values[name];
   if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`--${name} is required.`);
   return value.trim();
 }
 
-function wholeNumber(values: Values, name: string, options: { min?: number; optional?: boolean } = {}): number {
-  if (options.optional && values[name] === undefined) return NaN;
-  const text = need(values, name);
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) throw new UsageError(`--${name} must be a whole number (got "${text}").`);
-  const value = Number(text);
-  if (options.min !== undefined && value < options.min) throw new UsageError(`--${name} must be at least ${options.min}.`);
-  return value;
+/** An option's text as given ('' when left out): the operation says whether it is required. */
+const text = (values: Values, name: string): string => (typeof values[name] === 'string' ? (values[name] as string) : '');
+
+/** A whole number as written; its range is the operation's rule. */
+function wholeNumber(values: Values, name: string): number {
+  const written = need(values, name);
+  if (!/^\d+$/.test(written) || !Number.isSafeInteger(Number(written))) throw new UsageError(`--${name} must be a whole number (got "${written}").`);
+  return Number(written);
 }
+
+/** Left out means "every one"; given, even empty, it must be a real value (never "every one"). */
+const optional = <T>(values: Values, name: string, read: (values: Values, name: string) => T): T | undefined =>
+  values[name] === undefined ? undefined : read(values, name);
 
 function product(values: Values): Product {
   const value = need(values, 'product');
-  if (!isProduct(value)) throw new UsageError(`--product must be one of ${PRODUCTS.join(', ')} (got "${value}").`);
-  return value;
+  if (isProduct(value)) return value;
+  throw usageError(rules.notProductIssue(value));
 }
-
-async function existingUser(services: OperatorServices, values: Values): Promise<number> {
-  const id = wholeNumber(values, 'user', { min: 1 });
-  if (!(await services.accounts.userExists(id))) throw new OperatorError(`There is no user ${id}.`);
-  return id;
-}
-
-/** Stripe customer ids: `cus_` and letters or digits. */
-const STRIPE_CUSTOMER = /^cus_[A-Za-z0-9]+$/;
 
 const COMMANDS = new Set([
   'migrate',
@@ -123,113 +127,81 @@ export function assertKnownCommand(argv: string[]): void {
 export async function runOperatorCommand(services: OperatorServices, argv: string[]): Promise<unknown> {
   assertKnownCommand(argv);
   const { key, args } = splitCommand(argv);
+  try {
+    return await run(services, key, args);
+  } catch (error) {
+    throw error instanceof OperationError ? fromOperationError(error) : error;
+  }
+}
 
+async function run(stores: OperatorServices, key: string, args: string[]): Promise<unknown> {
   switch (key) {
     case 'migrate': {
       parse(args, []);
-      return { applied: await migrate(services.db) };
+      return { applied: await migrate(stores.db) };
     }
     case 'users create': {
       const v = parse(args, ['name', 'email']);
-      const name = need(v, 'name');
-      const email = need(v, 'email');
-      if (!isValidEmail(email)) throw new UsageError(`--email must be a valid e-mail address (got "${email}").`);
-      if (await services.accounts.emailTaken(email)) throw new OperatorError(`The e-mail ${email} is already taken.`);
-      return services.accounts.createUser({ name, email }).catch((error: unknown) => {
-        throw error instanceof EmailTakenError ? new OperatorError(error.message) : error;
-      });
+      return operations.createUser(stores, { name: need(v, 'name'), email: need(v, 'email') });
     }
     case 'users list':
       parse(args, []);
-      return services.accounts.listUsers();
+      return operations.listUsers(stores);
     case 'users link-stripe': {
       const v = parse(args, ['user', 'customer']);
-      const userId = await existingUser(services, v);
-      const customer = need(v, 'customer');
-      if (!STRIPE_CUSTOMER.test(customer)) throw new UsageError(`--customer must be a Stripe customer id such as cus_NffrFeUfNV2Hib (got "${customer}").`);
-      const linked = await services.accounts.linkStripeCustomer(userId, customer);
-      if (!linked.ok) throw new OperatorError(`The Stripe customer ${customer} is already linked to user ${linked.userId}.`);
-      return { user: userId, stripe_customer: customer };
+      return operations.linkStripeCustomer(stores, { user: wholeNumber(v, 'user'), customer: text(v, 'customer') });
     }
     case 'users unlink-stripe': {
       const v = parse(args, ['user']);
-      const userId = await existingUser(services, v);
-      const previous = await services.accounts.unlinkStripeCustomer(userId);
-      return { user: userId, stripe_customer: null, previous };
+      return operations.unlinkStripeCustomer(stores, { user: wholeNumber(v, 'user') });
     }
     case 'tokens create': {
       const v = parse(args, ['user', 'name']);
-      const userId = await existingUser(services, v);
-      const created = await services.accounts.createToken(userId, typeof v.name === 'string' ? v.name : 'default');
-      return { id: created.id, user: userId, token: created.token };
+      return operations.createToken(stores, { user: wholeNumber(v, 'user'), name: typeof v.name === 'string' ? v.name : undefined });
     }
     case 'tokens list': {
       const v = parse(args, ['user']);
-      return services.accounts.listTokens(await existingUser(services, v));
+      return operations.listTokens(stores, { user: wholeNumber(v, 'user') });
     }
     case 'tokens revoke': {
       const v = parse(args, ['token-id']);
-      const id = wholeNumber(v, 'token-id', { min: 1 });
-      if (!(await services.accounts.revokeToken(id))) throw new OperatorError(`There is no active token ${id}.`);
-      return { revoked: id };
+      return operations.revokeToken(stores, { token: wholeNumber(v, 'token-id') });
     }
     case 'tokens rotate': {
       const v = parse(args, ['token-id']);
-      const id = wholeNumber(v, 'token-id', { min: 1 });
-      const rotated = await services.accounts.rotateToken(id);
-      if (!rotated) throw new OperatorError(`There is no active token ${id}.`);
-      return rotated;
+      return operations.rotateToken(stores, { token: wholeNumber(v, 'token-id') });
     }
     case 'credits grant':
     case 'credits set': {
       const v = parse(args, ['user', 'product', 'amount']);
-      const userId = await existingUser(services, v);
-      const p = product(v);
-      const amount = wholeNumber(v, 'amount', { min: key === 'credits grant' ? 1 : 0 });
-      const balance =
-        key === 'credits grant' ? await services.ledger.grant(userId, p, amount) : await services.ledger.setTo(userId, p, amount, 'set');
-      return { user: userId, product: p, balance };
+      const input = { user: wholeNumber(v, 'user'), product: product(v), amount: wholeNumber(v, 'amount') };
+      return key === 'credits grant' ? operations.grantCredits(stores, input) : operations.setCredits(stores, input);
     }
     case 'credits show': {
       const v = parse(args, ['user']);
-      const userId = await existingUser(services, v);
-      return { user: userId, balances: await services.ledger.balances(userId) };
+      return operations.showCredits(stores, { user: wholeNumber(v, 'user') });
     }
     case 'credits audit': {
       const v = parse(args, ['user']);
-      const userId = v.user === undefined ? undefined : await existingUser(services, v);
-      const rows = await services.ledger.recompute(userId);
-      const mismatches = rows.filter((r) => r.stored !== r.ledger);
-      return { checked: rows.length, mismatches };
+      return operations.auditCredits(stores, { user: optional(v, 'user', wholeNumber) });
     }
     case 'plans list':
       parse(args, []);
-      return PLANS;
+      return operations.listPlans();
     case 'plans assign': {
       const v = parse(args, ['user', 'product', 'plan']);
-      const userId = await existingUser(services, v);
-      const p = product(v);
-      const plan = findPlan(p, need(v, 'plan'));
-      if (!plan) throw new UsageError(`--plan must be one of ${PLANS[p].map((x) => x.name).join(', ')} for ${p}.`);
-      return assignPlan(services.ledger, userId, p, plan);
+      return operations.assignPlan(stores, { user: wholeNumber(v, 'user'), product: product(v), plan: text(v, 'plan') });
     }
     case 'plans renew': {
       const v = parse(args, ['user', 'product']);
-      const userId = v.user === undefined ? null : await existingUser(services, v);
-      const onlyProduct = v.product === undefined ? null : product(v);
-      return { renewed: await renewPlans(services.ledger, { userId, product: onlyProduct }) };
+      return operations.renewPlans(stores, { user: optional(v, 'user', wholeNumber), product: optional(v, 'product', product) });
     }
     case 'prices list':
       parse(args, []);
-      return services.prices.list();
+      return operations.listPrices(stores);
     case 'prices set': {
       const v = parse(args, ['operation', 'credits']);
-      const operation = need(v, 'operation');
-      const known = (await services.prices.list()).map((p) => p.operation);
-      if (!known.includes(operation)) throw new UsageError(`--operation must be one of ${known.join(', ')}.`);
-      const credits = wholeNumber(v, 'credits', { min: 0 });
-      await services.prices.set(operation, credits);
-      return { operation, credits };
+      return operations.setPrice(stores, { operation: text(v, 'operation'), credits: wholeNumber(v, 'credits') });
     }
     default:
       throw new Error(`The command "${key}" is listed but not implemented.`);

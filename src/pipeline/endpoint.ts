@@ -17,10 +17,10 @@ import type { Services } from '../services.ts';
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
 /** What a handler may use: capabilities and account stores; never the database or the ledger. */
-export type HandlerServices = Pick<Services, 'config' | 'accounts' | 'history' | 'outbound' | 'capabilities'>;
+export type HandlerServices = Pick<Services, 'config' | 'accounts' | 'history' | 'outbound' | 'capabilities' | 'operations'>;
 
-/** Owner-only rows (the admin API) run the operator's operations, which do reach the ledger. */
-export type OperatorHandlerServices = HandlerServices & Pick<Services, 'ledger' | 'prices'>;
+/** The 422 of a route with `objectBody` whose body is not a JSON object. */
+export const OBJECT_BODY_ERROR = { field: 'body', message: 'The request body must be a JSON object.' } as const;
 
 /** Units held before the work: exactly `n`, or as many as the balance allows within the range. */
 export type UnitHold = number | { min: number; max: number };
@@ -86,6 +86,13 @@ interface RowShape<I, F extends Fields> {
   throttle?: { maxAttempts: number; windowSeconds: number; per: 'user' | 'token' };
   /** `owner`: only tokens of an owner account (the operator) may call it; others get 403. */
   access?: 'owner';
+  /**
+   * The body, when one is sent, must be a JSON object (or a form): an array, number, string or
+   * `null` is refused with a 422 on the field `body` (`OBJECT_BODY_ERROR`) instead of being read
+   * as "no fields", which on some routes means "everything" (renewing every plan). A missing or
+   * empty body is not refused.
+   */
+  objectBody?: boolean;
   /** Recorded in request history (every /v1 route). */
   history: boolean;
   /**

@@ -9,7 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError, httpErrors, MESSAGES, type FieldErrors } from '../core/errors.ts';
 import { publicParams, validate } from '../validation/schema.ts';
 import { throttle } from '../throttle/limiter.ts';
-import type { Endpoint, EndpointContext } from './endpoint.ts';
+import { OBJECT_BODY_ERROR, type Endpoint, type EndpointContext } from './endpoint.ts';
 import type { HistoryRecord } from '../credits/ledger.ts';
 import type { Services } from '../services.ts';
 import { RequestMeter } from './meter.ts';
@@ -127,6 +127,10 @@ export async function runEndpoint(
 
     if (scope.bodyTooLarge) throw new HttpError(413, { message: MESSAGES.bodyTooLarge });
     if (scope.malformedBody) throw httpErrors.badRequest(MESSAGES.invalidJson);
+    const body = request.body;
+    if (endpoint.objectBody && body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) {
+      throw httpErrors.fieldInvalid(OBJECT_BODY_ERROR.field, OBJECT_BODY_ERROR.message);
+    }
     const validation = await validate(endpoint.schema, input, services.outbound);
     const errors = validation.ok ? {} : { ...validation.errors };
     if (endpoint.afterValidation) await endpoint.afterValidation({ input, user: caller, services }, errors);

@@ -230,6 +230,45 @@ describe('gleaner CLI on the embedded database', () => {
       assert.equal((await getMe(server!, owner.token)).body.user.balances.extraction, 55_000);
     });
 
+    test('plans renew with an empty filter is a usage error (exit 2) and renews nobody', async () => {
+      // The owner's extraction plan (growth) is assigned above; spend it down so a renewal would show.
+      await ok(env, 'credits', 'set', '--user', String(owner.id), '--product', 'extraction', '--amount', '321');
+      const cases: Array<{ args: string[]; error: RegExp }> = [
+        { args: ['plans', 'renew', '--user', ''], error: /^--user is required\.$/ },
+        { args: ['plans', 'renew', '--user', '  '], error: /^--user is required\.$/ },
+        { args: ['plans', 'renew', '--user=abc'], error: /^--user must be a whole number \(got "abc"\)\.$/ },
+        { args: ['plans', 'renew', '--user', '0'], error: /^--user must be at least 1\.$/ },
+        { args: ['plans', 'renew', '--product', ' '], error: /^--product is required\.$/ },
+        { args: ['plans', 'renew', '--product', 'gold'], error: /^--product must be one of scraping, extraction, blockchain \(got "gold"\)\.$/ },
+        { args: ['plans', 'renew', '--users', '2'], error: /--users/ },
+        { args: ['credits', 'audit', '--user', ''], error: /^--user is required\.$/ },
+      ];
+      const results = await Promise.all(cases.map((c) => gleaner(env, ...c.args, '--json')));
+      results.forEach((result, i) => {
+        assert.equal(result.code, 2, `${cases[i].args.join(' ')}: ${result.stdout}${result.stderr}`);
+        assert.match(result.json.error, cases[i].error, cases[i].args.join(' '));
+      });
+      const show = await ok(env, 'credits', 'show', '--user', String(owner.id));
+      assert.equal(balanceOf(show, 'extraction'), 321, 'no renewal ran');
+      assert.equal((await getMe(server!, owner.token)).body.user.balances.extraction, 321);
+    });
+
+    test('the operations\' limits, worded for the command line', async () => {
+      const user = String(owner.id);
+      const cases: Array<{ args: string[]; error: string }> = [
+        { args: ['tokens', 'revoke', '--token-id', '0'], error: '--token-id must be at least 1.' },
+        { args: ['credits', 'grant', '--user', user, '--product', 'scraping', '--amount', '0'], error: '--amount must be at least 1.' },
+        { args: ['credits', 'set', '--user', user, '--product', 'scraping', '--amount', '1000000000001'], error: '--amount must be at most 1000000000000.' },
+        { args: ['prices', 'set', '--operation', 'teleport', '--credits', '1'], error: '--operation must be one of ' },
+      ];
+      const results = await Promise.all(cases.map((c) => gleaner(env, ...c.args, '--json')));
+      results.forEach((result, i) => {
+        assert.equal(result.code, 2, `${cases[i].args.join(' ')}: ${result.stdout}${result.stderr}`);
+        assert.ok(result.json.error.startsWith(cases[i].error), `${cases[i].args.join(' ')}: ${result.json.error}`);
+      });
+      assert.equal((await getMe(server!, owner.token)).body.user.balances.scraping, 250, 'nothing changed');
+    });
+
     test('users link-stripe and unlink-stripe through the server: one customer per user, shown by users list', async () => {
       // The user created by the test above.
       const other = (await ok(env, 'users', 'list')).find((u: any) => u.email === 'live@example.com');
