@@ -17,17 +17,8 @@ const NET_ERROR_CODES: Record<string, OutboundErrorCode> = {
   ERR_DISALLOWED_URL_SCHEME: 'invalid_url',
 };
 
-/** Runs the caller's check; whatever it throws becomes `blocked_host`, as in the outbound client. */
-export function invokeCheckUrl(checkUrl: ((url: URL) => void) | undefined, url: URL): void {
-  if (checkUrl === undefined) return;
-  try {
-    checkUrl(new URL(url.href));
-  } catch (error) {
-    if (error instanceof OutboundError) throw error;
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new OutboundError('blocked_host', reason || 'The URL was refused', url.href, { cause: error });
-  }
-}
+/** The outbound client's per-hop check, so a refused URL fails alike in both. */
+export { runUrlCheck as invokeCheckUrl } from '../outbound/url-policy.ts';
 
 /** The guard's verdict on the host of `href`, when the guard refused or failed to reach it. */
 export function guardFailure(guard: GuardProxy, href: string): OutboundError | undefined {

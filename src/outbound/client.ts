@@ -12,7 +12,7 @@ import { assertProxyCountry, DEFAULT_PROXY_COUNTRY_USERNAME, ProxyPool } from '.
 import { DEFAULT_MAX_REDIRECTS, isRedirectStatus, nextHop, type Hop } from './redirect.ts';
 import { assertPublicHost, defaultLookup, type LookupFunction } from './resolve.ts';
 import { OutboundError, type OutboundClient, type OutboundRequest, type OutboundResponse } from './types.ts';
-import { bareHostname, createHostExemptions, parseHttpUrl } from './url-policy.ts';
+import { bareHostname, createHostExemptions, parseHttpUrl, runUrlCheck } from './url-policy.ts';
 
 export interface OutboundClientOptions {
   /** Hostnames or IP literals exempted from the public-address rule (OUTBOUND_ALLOW_HOSTS). */
@@ -88,7 +88,7 @@ class GuardedOutboundClient implements ClosableOutboundClient {
       };
       for (;;) {
         currentUrl = hop.url.href;
-        checkHop(hop.url, outbound.checkUrl);
+        runUrlCheck(outbound.checkUrl, hop.url);
         hops.push(hop.url.href);
 
         const response = await this.#send(hop, outbound.proxyCountry, deadline);
@@ -174,18 +174,6 @@ class GuardedOutboundClient implements ClosableOutboundClient {
     result['accept-encoding'] ??= ACCEPT_ENCODING;
     if (this.#options.userAgent !== undefined) result['user-agent'] ??= this.#options.userAgent;
     return result;
-  }
-}
-
-/** Runs the caller's per-hop check; whatever it throws becomes `blocked_host`. */
-function checkHop(url: URL, checkUrl: OutboundRequest['checkUrl']): void {
-  if (checkUrl === undefined) return;
-  try {
-    checkUrl(new URL(url.href));
-  } catch (error) {
-    if (error instanceof OutboundError) throw error;
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new OutboundError('blocked_host', reason || 'The URL was refused', url.href, { cause: error });
   }
 }
 

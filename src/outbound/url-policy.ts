@@ -27,6 +27,22 @@ export function parseHttpUrl(input: string | URL, base?: URL): URL {
   return url;
 }
 
+/**
+ * Runs a caller's per-hop check (`checkUrl`: the first URL and every redirect, in the plain client
+ * and the browser alike). Whatever it throws becomes `blocked_host`, unless it is already an
+ * OutboundError.
+ */
+export function runUrlCheck(checkUrl: ((url: URL) => void) | undefined, url: URL): void {
+  if (checkUrl === undefined) return;
+  try {
+    checkUrl(new URL(url.href));
+  } catch (error) {
+    if (error instanceof OutboundError) throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new OutboundError('blocked_host', reason || 'The URL was refused', url.href, { cause: error });
+  }
+}
+
 /** A URL hostname as the connection layer sees it: IPv6 literals lose their brackets. */
 export function bareHostname(hostname: string): string {
   return hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;

@@ -206,7 +206,7 @@ export const oneOf = <const T extends string>(allowed: readonly T[]): Rule<T> =>
 /** An absolute http(s) URL with a host (what the service can fetch). */
 export const url = (): Rule<string> => ({
   name: 'url',
-  check: (value) => typeof value === 'string' && parseHttpUrl(value) !== null,
+  check: (value) => typeof value === 'string' && httpUrlOrNull(value) !== null,
   message: (attr) => `The ${attr} must be a valid URL.`,
   describe: (s) => Object.assign(s, { type: 'string', format: 'uri' }),
 });
@@ -248,7 +248,8 @@ export function custom(
   };
 }
 
-export function parseHttpUrl(value: string): URL | null {
+/** The value as an absolute http(s) URL with a host, or null (a rule's check: it never throws). */
+export function httpUrlOrNull(value: string): URL | null {
   if (!/^https?:\/\//i.test(value.trim()) || /\s/.test(value.trim())) return null;
   try {
     const parsed = new URL(value.trim());
@@ -264,7 +265,7 @@ export const urlPathEndsWith = (extensions: readonly string[], message: string):
   custom(
     'extension',
     (value) => {
-      const parsed = typeof value === 'string' ? parseHttpUrl(value) : null;
+      const parsed = typeof value === 'string' ? httpUrlOrNull(value) : null;
       if (!parsed) return false;
       let pathname = parsed.pathname;
       try {
@@ -286,7 +287,7 @@ export const urlPathEndsWith = (extensions: readonly string[], message: string):
 export const publicAddress = (): Rule =>
   custom(
     'public_address',
-    (value, ctx) => typeof value !== 'string' || parseHttpUrl(value) === null || ctx.services.isPublicUrl(value.trim()),
+    (value, ctx) => typeof value !== 'string' || httpUrlOrNull(value) === null || ctx.services.isPublicUrl(value.trim()),
     (attr) => `The ${attr} must point to a public address.`,
     { needsValid: false },
   );
