@@ -84,7 +84,7 @@ export function readAnswer(response: UpstreamResponse): ParseOutcome<unknown> {
   if (status === 403) return { kind: 'blocked', reason: looksHtml ? `forbidden (403), ${blockPageReason(response.body)}` : 'forbidden (403)' };
   if (status >= 500) return { kind: 'blocked', reason: `upstream error (${status})` };
   if (status !== 200) return { kind: 'changed', reason: `unexpected status ${status}` };
-  if (/^\/subreddits\/search/i.test(finalPath)) return { kind: 'not_found', reason: 'redirected to the subreddit search' };
+  if (/\/subreddits\/search(?:\.json)?\/?$/i.test(finalPath)) return { kind: 'not_found', reason: 'redirected to the subreddit search' };
   if (looksHtml) return { kind: 'blocked', reason: blockPageReason(response.body) };
   if (json === undefined) return { kind: 'changed', reason: 'the body is not JSON' };
   return { kind: 'ok', value: json };
