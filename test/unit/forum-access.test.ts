@@ -127,3 +127,29 @@ test('the token request: client_credentials with HTTP Basic auth', () => {
   assert.equal(request.headers.Authorization, `Basic ${Buffer.from('id:secret').toString('base64')}`);
   assert.equal(request.headers['Content-Type'], 'application/x-www-form-urlencoded');
 });
+
+test('settings: credentials both or neither, base URL by mode, every variable validated', async () => {
+  const { forumCapability, DEFAULT_USER_AGENT } = await import('../../src/adapters/reddit/index.ts');
+  const { envReader, ConfigError } = await import('../../src/core/env.ts');
+  const read = (env: Record<string, string>) => envReader(env).read((reader) => forumCapability.settings(reader));
+  assert.deepEqual(read({}), { credentials: undefined, baseUrl: 'https://www.reddit.com', authUrl: 'https://www.reddit.com', userAgent: DEFAULT_USER_AGENT, timeoutMs: 15_000 });
+  const oauth = read({ REDDIT_CLIENT_ID: 'id', REDDIT_CLIENT_SECRET: 'secret', REDDIT_USER_AGENT: 'ua/1' });
+  assert.equal(oauth.baseUrl, 'https://oauth.reddit.com');
+  assert.deepEqual(oauth.credentials, { clientId: 'id', clientSecret: 'secret' });
+  assert.equal(oauth.userAgent, 'ua/1');
+  assert.equal(read({ UPSTREAM_REDDIT_URL: 'http://127.0.0.1:9/x' }).baseUrl, 'http://127.0.0.1:9/x');
+  const failure = (env: Record<string, string>) => {
+    try {
+      read(env);
+    } catch (error) {
+      assert.ok(error instanceof ConfigError);
+      return error.variable;
+    }
+    return 'no error';
+  };
+  assert.equal(failure({ REDDIT_CLIENT_ID: 'id' }), 'REDDIT_CLIENT_SECRET');
+  assert.equal(failure({ REDDIT_CLIENT_SECRET: 'secret' }), 'REDDIT_CLIENT_ID');
+  assert.equal(failure({ UPSTREAM_REDDIT_URL: 'oauth.reddit.com' }), 'UPSTREAM_REDDIT_URL');
+  assert.equal(failure({ UPSTREAM_REDDIT_AUTH_URL: 'ftp://x' }), 'UPSTREAM_REDDIT_AUTH_URL');
+  assert.equal(failure({ REDDIT_TIMEOUT_MS: '0' }), 'REDDIT_TIMEOUT_MS');
+});
