@@ -19,6 +19,7 @@ import { MemorySearchCache, RedisSearchCache, searchCapability, searchWantsBrows
 import { createUpstreamRunner, type BrowserSource, type UpstreamRunner } from './adapters/kit/runner.ts';
 import { browserCapability, isBrowserAvailable, type BrowserPool } from './browser/index.ts';
 import type { OutboundClient } from './outbound/types.ts';
+import { forumCapability, type ForumClient } from './adapters/reddit/index.ts';
 import { envReader } from './core/env.ts';
 
 export interface Capabilities {
@@ -29,6 +30,8 @@ export interface Capabilities {
   browser(): Promise<BrowserPool | null>;
   /** Runs upstream adapters (forum, microblog, web) through the outbound client or the browser. */
   upstreams: UpstreamRunner;
+  /** The forum (Reddit) client behind /v1/forum*: its token and rate-limit budget live here. */
+  forum(): ForumClient;
   /** Starts what the first request should not wait for (OCR engines). */
   warm(): Promise<void>;
   close(): Promise<void>;
@@ -88,6 +91,7 @@ export async function createCapabilities(
     }),
   );
   const upstreams = createUpstreamRunner({ outbound: deps.outbound, browser: browserSource, logger: deps.logger });
+  const forum = new Lazy(forumCapability, env, () => ({ upstreams, logger: deps.logger }));
 
   return {
     pdf: () => pdf.get(),
@@ -95,11 +99,12 @@ export async function createCapabilities(
     search: () => search,
     browser: getBrowser,
     upstreams,
+    forum: () => forum.get(),
     async warm() {
       await ocr.get().warm();
     },
     async close() {
-      await Promise.all([pdf.close(), ocr.close(), browser?.then((pool) => (pool ? browserCapability.close(pool) : undefined))]);
+      await Promise.all([pdf.close(), ocr.close(), forum.close(), browser?.then((pool) => (pool ? browserCapability.close(pool) : undefined))]);
     },
   };
 }

@@ -7,12 +7,14 @@ import type { Endpoint } from '../pipeline/endpoint.ts';
 import { getMe, listRequests, patchMe } from './account.ts';
 import { searchEndpoint } from './search.ts';
 import { imageEndpoint, pdfEndpoint } from './extraction.ts';
+import { FORUM_ENDPOINTS } from './forum.ts';
 import { ADMIN_ENDPOINTS } from './admin.ts';
 
 export const ENDPOINTS: readonly Endpoint[] = [
   searchEndpoint,
   pdfEndpoint,
   imageEndpoint,
+  ...FORUM_ENDPOINTS,
   getMe,
   patchMe,
   listRequests,

@@ -1,0 +1,282 @@
+/**
+ * The five forum (Reddit) endpoints: /v1/forum, /v1/forum/search, /v1/forum/post,
+ * /v1/forum/comment, /v1/forum/user (docs/spec/contract.md §5 "Forum", docs/forum.md).
+ * Each costs the `forum` price (3) on success; "not found" (404) and an upstream that could not
+ * be asked (502) are free.
+ */
+import { httpErrors } from '../core/errors.ts';
+import { between, custom, integer, isBlank, max, oneOf, required, string, url, type Rule } from '../validation/rules.ts';
+import { attributeName } from '../validation/schema.ts';
+import { defineEndpoint } from '../pipeline/endpoint.ts';
+import {
+  FORUM_TIME_RANGES,
+  LISTING_SORTS,
+  SEARCH_SORTS,
+  bareId,
+  commentIdsFromUrl,
+  isFullname,
+  postIdFromUrl,
+  subredditName,
+  userName,
+  type ForumOutcome,
+} from '../adapters/reddit/index.ts';
+
+export const FORUM_MESSAGES = {
+  notPostUrl: 'The url must be a Reddit post URL.',
+  notCommentUrl: 'The url must be a Reddit comment URL.',
+} as const;
+
+const BILLING = { product: 'scraping', operation: 'forum' } as const;
+const ERRORS = [403, 404, 502];
+
+/** Laravel's `regex` rule failing: "The :attribute format is invalid." */
+const format = (test: (value: string) => boolean): Rule =>
+  custom('regex', (value) => typeof value === 'string' && test(value), (attr) => `The ${attr} format is invalid.`);
+
+/** Laravel's `required_without:other`. */
+const requiredWithout = (other: string): Rule =>
+  custom('required_without', (value, ctx) => !isBlank(value) || !isBlank(ctx.input[other]), (attr) => `The ${attr} field is required when ${attributeName(other)} is not present.`, {
+    implicit: true,
+    needsValid: false,
+  });
+
+/** Laravel's `prohibits:other`. */
+const prohibits = (other: string): Rule =>
+  custom('prohibits', (_value, ctx) => isBlank(ctx.input[other]), (attr) => `The ${attr} field prohibits ${attributeName(other)} from being present.`, { needsValid: false });
+
+const subredditRules = [string(), format((value) => subredditName(value) !== null)] as const;
+const afterField = {
+  rules: [string(), format(isFullname)],
+  description: 'The `after` cursor of the previous page (a fullname such as `t3_48dlnt`).',
+  example: 't3_48dlnt',
+} as const;
+const timeRangeField = {
+  rules: [string(), oneOf(FORUM_TIME_RANGES)],
+  description: 'Time window of `top` and `controversial` (search: of every sort).',
+} as const;
+const limitField = { rules: [integer(), between(1, 100)], default: 25 } as const;
+
+/** ok → `{"response": …}`; not found → 404; anything else → 502 (the runner has logged why). */
+function answer<T>(outcome: ForumOutcome<T>): { body: { response: T } } {
+  if (outcome.kind === 'ok') return { body: { response: outcome.value } };
+  if (outcome.kind === 'not_found') throw httpErrors.notFound();
+  throw httpErrors.badGateway();
+}
+
+const EXAMPLE_POST = {
+  id: '2gmzqe',
+  name: 't3_2gmzqe',
+  subreddit: 'redditdev',
+  title: '[PRAW] HTTPS enabled PRAW testing needed',
+  author: 'bboe',
+  score: 11,
+  num_comments: 2,
+  created_at: '2014-09-17T06:34:31.000000Z',
+  url: 'https://www.reddit.com/r/redditdev/comments/2gmzqe/praw_https_enabled_praw_testing_needed/',
+  permalink: 'https://www.reddit.com/r/redditdev/comments/2gmzqe/praw_https_enabled_praw_testing_needed/',
+  selftext: 'PRAW client developers,\n\nI have made a PRAW branch to test using only HTTPS over the API…',
+  over_18: false,
+  is_self: true,
+};
+
+const EXAMPLE_REPLY = {
+  id: 'cklhv0f',
+  name: 't1_cklhv0f',
+  author: 'bboe',
+  body: "Yes it does. That fix is also in the master branch, we just haven't made a release for it (and we probably won't until 3.0).",
+  score: 1,
+  created_at: '2014-09-18T03:13:54.000000Z',
+  parent_id: 't1_cklfmye',
+  depth: 1,
+  permalink: 'https://www.reddit.com/r/redditdev/comments/2gmzqe/praw_https_enabled_praw_testing_needed/cklhv0f/',
+  replies: [],
+};
+
+const EXAMPLE_COMMENT = {
+  id: 'cklfmye',
+  name: 't1_cklfmye',
+  author: 'paneer_burrito',
+  body: 'Quick question: I remember reading about an issue where the proxy settings for https requests were not getting picked up…',
+  score: 1,
+  created_at: '2014-09-18T01:51:52.000000Z',
+  parent_id: 't3_2gmzqe',
+  depth: 0,
+  permalink: 'https://www.reddit.com/r/redditdev/comments/2gmzqe/praw_https_enabled_praw_testing_needed/cklfmye/',
+  replies: [EXAMPLE_REPLY],
+};
+
+export const forumListingEndpoint = defineEndpoint({
+  method: 'POST',
+  path: '/v1/forum',
+  summary: 'Posts of a subreddit',
+  description:
+    'One page of a subreddit listing (`/r/{subreddit}/{sort}`), with Reddit\'s `after`/`before` cursors passed through. Costs 3 credits; an unknown, banned, private or quarantined subreddit (404) and an upstream failure (502) are free.',
+  tag: 'Forum',
+  input: 'body',
+  schema: {
+    fields: {
+      subreddit: { rules: [required(), ...subredditRules], description: 'Name, with or without `r/`; `a+b` combines subreddits.', example: 'redditdev' },
+      sort: { rules: [string(), oneOf(LISTING_SORTS)], default: 'hot' },
+      time_range: timeRangeField,
+      limit: limitField,
+      after: afterField,
+    },
+  },
+  billing: BILLING,
+  history: true,
+  success: {
+    status: 200,
+    description: 'Posts in Reddit\'s order, and the cursors of the neighbouring pages.',
+    example: { response: { subreddit: 'redditdev', posts: [EXAMPLE_POST], after: 't3_2gmzqe', before: null } },
+  },
+  errors: ERRORS,
+  async handler({ input, services, signal }) {
+    const outcome = await services.capabilities.forum().listing(
+      { subreddit: subredditName(input.subreddit)!, sort: input.sort, timeRange: input.time_range, limit: input.limit, after: input.after },
+      signal,
+    );
+    return answer(outcome);
+  },
+});
+
+export const forumSearchEndpoint = defineEndpoint({
+  method: 'POST',
+  path: '/v1/forum/search',
+  summary: 'Search posts',
+  description:
+    'Reddit search (`/search`, or `/r/{subreddit}/search` restricted to it). No match is an empty page (200). Costs 3 credits; an unknown subreddit (404) and an upstream failure (502) are free.',
+  tag: 'Forum',
+  input: 'body',
+  schema: {
+    fields: {
+      query: { rules: [required(), string(), max(512)], example: 'praw oauth' },
+      subreddit: { rules: subredditRules, description: 'Search only this subreddit.' },
+      sort: { rules: [string(), oneOf(SEARCH_SORTS)], default: 'relevance' },
+      time_range: timeRangeField,
+      limit: limitField,
+      after: afterField,
+    },
+  },
+  billing: BILLING,
+  history: true,
+  success: {
+    status: 200,
+    description: 'Matching posts in Reddit\'s order, and the cursors of the neighbouring pages.',
+    example: { response: { query: 'praw https', subreddit: 'redditdev', posts: [EXAMPLE_POST], after: null, before: null } },
+  },
+  errors: ERRORS,
+  async handler({ input, services, signal }) {
+    const outcome = await services.capabilities.forum().search(
+      {
+        query: input.query,
+        subreddit: input.subreddit === undefined ? undefined : subredditName(input.subreddit)!,
+        sort: input.sort,
+        timeRange: input.time_range,
+        limit: input.limit,
+        after: input.after,
+      },
+      signal,
+    );
+    return answer(outcome);
+  },
+});
+
+export const forumPostEndpoint = defineEndpoint({
+  method: 'POST',
+  path: '/v1/forum/post',
+  summary: 'A post with its comments',
+  description:
+    'The post and its comment tree (`/comments/{id}`), replies nested; `more_count` counts the comment ids Reddit left unloaded. Send `url` or `id`, not both. Costs 3 credits; an unknown or deleted post (404) and an upstream failure (502) are free.',
+  tag: 'Forum',
+  input: 'body',
+  schema: {
+    fields: {
+      url: {
+        rules: [requiredWithout('id'), string(), url(), prohibits('id'), custom('reddit_post_url', (value) => typeof value === 'string' && postIdFromUrl(value) !== null, FORUM_MESSAGES.notPostUrl)],
+        description: 'Any reddit.com post URL (`www.`, `old.`, `new.`, `np.`) or `https://redd.it/{id}`.',
+        example: 'https://www.reddit.com/r/redditdev/comments/2gmzqe/praw_https_enabled_praw_testing_needed/',
+      },
+      id: { rules: [requiredWithout('url'), string(), prohibits('url'), format((value) => bareId(value, 't3') !== null)], description: '`2gmzqe` or `t3_2gmzqe`.' },
+    },
+  },
+  billing: BILLING,
+  history: true,
+  success: {
+    status: 200,
+    description: 'The post\'s fields, its top-level comments with nested replies, and `more_count`.',
+    example: { response: { ...EXAMPLE_POST, comments: [EXAMPLE_COMMENT], more_count: 0 } },
+  },
+  errors: ERRORS,
+  async handler({ input, services, signal }) {
+    const postId = input.url !== undefined ? postIdFromUrl(input.url)! : bareId(input.id!, 't3')!;
+    return answer(await services.capabilities.forum().thread(postId, signal));
+  },
+});
+
+export const forumCommentEndpoint = defineEndpoint({
+  method: 'POST',
+  path: '/v1/forum/comment',
+  summary: 'A comment with its replies',
+  description:
+    'One comment (found with `/api/info`, unless the URL names its post) and its replies (`/comments/{post}/_/{comment}`); `depth` counts from this comment. Send `url` or `id`, not both. Costs 3 credits; an unknown comment (404) and an upstream failure (502) are free.',
+  tag: 'Forum',
+  input: 'body',
+  schema: {
+    fields: {
+      url: {
+        rules: [requiredWithout('id'), string(), url(), prohibits('id'), custom('reddit_comment_url', (value) => typeof value === 'string' && commentIdsFromUrl(value) !== null, FORUM_MESSAGES.notCommentUrl)],
+        description: 'A reddit.com comment permalink (`…/comments/{post}/{slug}/{comment}/`).',
+        example: 'https://www.reddit.com/r/redditdev/comments/2gmzqe/praw_https_enabled_praw_testing_needed/cklfmye/',
+      },
+      id: { rules: [requiredWithout('url'), string(), prohibits('url'), format((value) => bareId(value, 't1') !== null)], description: '`cklfmye` or `t1_cklfmye`.' },
+    },
+  },
+  billing: BILLING,
+  history: true,
+  success: {
+    status: 200,
+    description: 'The comment\'s fields with nested replies, plus `subreddit` and `post_id`.',
+    example: { response: { ...EXAMPLE_COMMENT, subreddit: 'redditdev', post_id: '2gmzqe' } },
+  },
+  errors: ERRORS,
+  async handler({ input, services, signal }) {
+    const ref = input.url !== undefined ? commentIdsFromUrl(input.url)! : { commentId: bareId(input.id!, 't1')! };
+    return answer(await services.capabilities.forum().comment(ref, signal));
+  },
+});
+
+export const forumUserEndpoint = defineEndpoint({
+  method: 'POST',
+  path: '/v1/forum/user',
+  summary: 'A user\'s profile and recent posts',
+  description:
+    'The profile (`/user/{username}/about`) and one page of submissions (`/user/{username}/submitted`). A suspended account answers `is_suspended: true` with no posts. Costs 3 credits; an unknown, deleted or shadow-banned user (404) and an upstream failure (502) are free.',
+  tag: 'Forum',
+  input: 'body',
+  schema: {
+    fields: {
+      username: { rules: [required(), string(), format((value) => userName(value) !== null)], description: 'With or without `u/`.', example: 'PyAPITestUser3' },
+      after: afterField,
+    },
+  },
+  billing: BILLING,
+  history: true,
+  success: {
+    status: 200,
+    description: 'The profile, and the user\'s posts newest first with the cursors of the neighbouring pages.',
+    example: {
+      response: {
+        user: { id: '6c1xj', name: 'PyAPITestUser3', created_at: '2011-11-29T07:49:13.000000Z', link_karma: 1, comment_karma: 0, is_suspended: false },
+        posts: [EXAMPLE_POST],
+        after: null,
+        before: null,
+      },
+    },
+  },
+  errors: ERRORS,
+  async handler({ input, services, signal }) {
+    return answer(await services.capabilities.forum().user({ username: userName(input.username)!, after: input.after }, signal));
+  },
+});
+
+export const FORUM_ENDPOINTS = [forumListingEndpoint, forumSearchEndpoint, forumPostEndpoint, forumCommentEndpoint, forumUserEndpoint];
