@@ -20,6 +20,8 @@ import { createUpstreamRunner, type BrowserSource, type UpstreamRunner } from '.
 import { browserCapability, isBrowserAvailable, type BrowserPool } from './browser/index.ts';
 import type { OutboundClient } from './outbound/types.ts';
 import { envReader } from './core/env.ts';
+import { xCapability, type Microblog } from './adapters/x/index.ts';
+import type { Queryable } from './storage/db.ts';
 
 export interface Capabilities {
   pdf(): PdfExtractor;
@@ -29,6 +31,8 @@ export interface Capabilities {
   browser(): Promise<BrowserPool | null>;
   /** Runs upstream adapters (forum, microblog, web) through the outbound client or the browser. */
   upstreams: UpstreamRunner;
+  /** The microblog (X) client and its page tokens. */
+  microblog(): Microblog;
   /** Starts what the first request should not wait for (OCR engines). */
   warm(): Promise<void>;
   close(): Promise<void>;
@@ -62,7 +66,7 @@ class Lazy<S, I, D> {
 
 export async function createCapabilities(
   config: Config,
-  deps: { outbound: OutboundClient; redis?: Redis; logger?: FastifyBaseLogger },
+  deps: { outbound: OutboundClient; redis?: Redis; logger?: FastifyBaseLogger; db?: Queryable },
 ): Promise<Capabilities> {
   const env = envReader(config.env);
   const pdf = new Lazy(pdfCapability, env, () => undefined);
@@ -88,6 +92,7 @@ export async function createCapabilities(
     }),
   );
   const upstreams = createUpstreamRunner({ outbound: deps.outbound, browser: browserSource, logger: deps.logger });
+  const microblog = new Lazy(xCapability, env, () => ({ runner: upstreams, redis: deps.redis, redisPrefix: config.redisPrefix, db: deps.db }));
 
   return {
     pdf: () => pdf.get(),
@@ -95,11 +100,12 @@ export async function createCapabilities(
     search: () => search,
     browser: getBrowser,
     upstreams,
+    microblog: () => microblog.get(),
     async warm() {
       await ocr.get().warm();
     },
     async close() {
-      await Promise.all([pdf.close(), ocr.close(), browser?.then((pool) => (pool ? browserCapability.close(pool) : undefined))]);
+      await Promise.all([pdf.close(), ocr.close(), microblog.close(), browser?.then((pool) => (pool ? browserCapability.close(pool) : undefined))]);
     },
   };
 }

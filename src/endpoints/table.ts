@@ -8,11 +8,13 @@ import { getMe, listRequests, patchMe } from './account.ts';
 import { searchEndpoint } from './search.ts';
 import { imageEndpoint, pdfEndpoint } from './extraction.ts';
 import { ADMIN_ENDPOINTS } from './admin.ts';
+import { MICROBLOG_ENDPOINTS } from './microblog.ts';
 
 export const ENDPOINTS: readonly Endpoint[] = [
   searchEndpoint,
   pdfEndpoint,
   imageEndpoint,
+  ...MICROBLOG_ENDPOINTS,
   getMe,
   patchMe,
   listRequests,
