@@ -1,5 +1,6 @@
 /**
- * Requests to X, built as its web client sends them: GraphQL GETs under
+ * Requests to X, built as its web client sends them (paths are relative, so a base URL with a path
+ * prefix, such as a forwarding proxy's, keeps it): GraphQL GETs under
  * `/i/api/graphql/<queryId>/<Operation>` with `variables`, `features` and `fieldToggles` as JSON
  * query parameters, the public bearer token, and either a guest token or a logged-in session
  * (cookies `auth_token` and `ct0`, with `ct0` echoed in `x-csrf-token`).
@@ -31,7 +32,7 @@ function baseHeaders(config: XConfig): Record<string, string> {
 
 export function graphqlRequest(config: XConfig, baseUrl: string, operation: XOperation, variables: Record<string, unknown>, auth: XAuth): UpstreamRequest {
   const op = config.operations[operation];
-  const url = buildUrl(baseUrl, `/i/api/graphql/${op.queryId}/${operation}`, {
+  const url = buildUrl(baseUrl, `i/api/graphql/${op.queryId}/${operation}`, {
     variables: JSON.stringify({ ...op.variables, ...variables }),
     features: JSON.stringify(op.features),
     fieldToggles: Object.keys(op.fieldToggles).length > 0 ? JSON.stringify(op.fieldToggles) : undefined,
@@ -49,7 +50,7 @@ export function graphqlRequest(config: XConfig, baseUrl: string, operation: XOpe
 
 /** POST /1.1/guest/activate.json on the API host, with the public bearer token. */
 export function guestActivationRequest(config: XConfig, apiBaseUrl: string): UpstreamRequest {
-  return { url: buildUrl(apiBaseUrl, '/1.1/guest/activate.json', {}), method: 'POST', headers: baseHeaders(config), body: '' };
+  return { url: buildUrl(apiBaseUrl, '1.1/guest/activate.json', {}), method: 'POST', headers: baseHeaders(config), body: '' };
 }
 
 /** The guest token out of activate.json's answer, or null. */

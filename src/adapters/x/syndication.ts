@@ -70,7 +70,7 @@ export const syndicationAdapter: Adapter<{ id: string }, PostItem> = {
   upstream: 'x-syndication',
   operation: 'tweet-result',
   buildRequest: ({ id }, { baseUrl }) => ({
-    url: buildUrl(baseUrl, '/tweet-result', { id, lang: 'en', token: syndicationToken(id) }),
+    url: buildUrl(baseUrl, 'tweet-result', { id, lang: 'en', token: syndicationToken(id) }),
     method: 'GET',
     headers: { accept: 'application/json' },
   }),
