@@ -15,6 +15,8 @@ import {
   userBody, userResult, userTweetsBody, type UserSpec,
 } from '../support/microblog-fixtures.ts';
 import { syndicationToken } from '../../src/adapters/x/syndication.ts';
+import { PageTokens, userScope } from '../../src/adapters/x/page-token.ts';
+import { PAGE_TOKEN_SECRET_NAME, storedSecret } from '../../src/adapters/x/secret.ts';
 
 type Handler = (hit: UpstreamHit, account: string | null) => UpstreamAnswer;
 
@@ -285,6 +287,15 @@ describe('/v1/mb/user-tweets', () => {
     assert.deepEqual((await call('/v1/mb/user-tweets', user.token, { username: 'XDevelopers', next_page_token: forged })).body.errors, { next_page_token: ['The next page token is invalid.'] });
     assert.deepEqual((await call('/v1/mb/user-tweets', user.token, { username: 'XDevelopers', previous_page_token: token })).body.errors, { previous_page_token: ['The previous page token is invalid.'] });
     assert.equal(await balance(user.id), 90);
+  });
+
+  test('the signing secret is kept in the database: another process reading it accepts the tokens', async () => {
+    const user = await service.user({ scraping: 10 });
+    const token = (await call('/v1/mb/user-tweets', user.token, { username: 'XDevelopers' })).body.pagination.next_page_token;
+    const rows = await service.services.db.query<{ name: string }>('SELECT name FROM service_secrets');
+    assert.deepEqual(rows.map((r) => r.name), [PAGE_TOKEN_SECRET_NAME]);
+    const elsewhere = new PageTokens(() => storedSecret(service.services.db, PAGE_TOKEN_SECRET_NAME));
+    assert.deepEqual(await elsewhere.verify(token, userScope('XDevelopers'), 'next'), { ok: true, cursor: 'u-B1' });
   });
 
   test('a protected account\'s posts, an unknown user → 404, not charged', async () => {

@@ -7,6 +7,8 @@ import { GuestTokens, GUEST_TOKEN_MAX_AGE_MS } from '../../src/adapters/x/guest-
 import { PageTokens, searchScope, userScope } from '../../src/adapters/x/page-token.ts';
 import { DEFAULT_X_CONFIG_FILE, parseXConfig } from '../../src/adapters/x/config.ts';
 import { graphqlRequest, parseSessions } from '../../src/adapters/x/requests.ts';
+import { xCapability } from '../../src/adapters/x/capability.ts';
+import { envReader } from '../../src/core/env.ts';
 
 const sessions = parseSessions(['aaa1:ccc1', 'aaa2:ccc2', 'aaa3:ccc3']);
 
@@ -140,5 +142,33 @@ describe('configuration data file', () => {
     const guest = graphqlRequest(config, 'https://x.com', 'TweetResultByRestId', { tweetId: '1' }, { kind: 'guest', guestToken: '123' });
     assert.equal(guest.headers['x-guest-token'], '123');
     assert.equal(guest.headers.cookie, undefined);
+  });
+});
+
+describe('settings', () => {
+  const settings = (env: Record<string, string>) => envReader(env).read((reader) => xCapability.settings(reader));
+
+  test('defaults: X\'s own hosts, no sessions, the shipped configuration', () => {
+    const read = settings({});
+    assert.deepEqual(read.baseUrls, { graphql: 'https://x.com', api: 'https://api.x.com', syndication: 'https://cdn.syndication.twimg.com' });
+    assert.deepEqual(read.sessions, []);
+    assert.equal(read.pageTokenSecret, undefined);
+    assert.equal(read.timeoutMs, 15_000);
+  });
+
+  test('a bad value stops the start naming its variable', () => {
+    const variableOf = (env: Record<string, string>) => {
+      try {
+        settings(env);
+      } catch (error) {
+        return (error as { variable?: string }).variable;
+      }
+      return 'accepted';
+    };
+    assert.equal(variableOf({ X_ACCOUNTS: 'tok:csrf,broken' }), 'X_ACCOUNTS');
+    assert.equal(variableOf({ X_CONFIG_FILE: '/nonexistent/x-config.json' }), 'X_CONFIG_FILE');
+    assert.equal(variableOf({ PAGE_TOKEN_SECRET: 'short' }), 'PAGE_TOKEN_SECRET');
+    assert.equal(variableOf({ UPSTREAM_X_URL: 'ftp://x.com' }), 'UPSTREAM_X_URL');
+    assert.equal(variableOf({ X_ACCOUNTS: 'tok:csrf', PAGE_TOKEN_SECRET: 'x'.repeat(32) }), 'accepted');
   });
 });
