@@ -21,6 +21,8 @@ import { browserCapability, isBrowserAvailable, type BrowserPool } from './brows
 import type { OutboundClient } from './outbound/types.ts';
 import { forumCapability, type ForumClient } from './adapters/reddit/index.ts';
 import { envReader } from './core/env.ts';
+import { xCapability, type Microblog } from './adapters/x/index.ts';
+import type { Queryable } from './storage/db.ts';
 
 export interface Capabilities {
   pdf(): PdfExtractor;
@@ -32,6 +34,8 @@ export interface Capabilities {
   upstreams: UpstreamRunner;
   /** The forum (Reddit) client behind /v1/forum*: its token and rate-limit budget live here. */
   forum(): ForumClient;
+  /** The microblog (X) client and its page tokens. */
+  microblog(): Microblog;
   /** Starts what the first request should not wait for (OCR engines). */
   warm(): Promise<void>;
   close(): Promise<void>;
@@ -65,7 +69,7 @@ class Lazy<S, I, D> {
 
 export async function createCapabilities(
   config: Config,
-  deps: { outbound: OutboundClient; redis?: Redis; logger?: FastifyBaseLogger },
+  deps: { outbound: OutboundClient; redis?: Redis; logger?: FastifyBaseLogger; db?: Queryable },
 ): Promise<Capabilities> {
   const env = envReader(config.env);
   const pdf = new Lazy(pdfCapability, env, () => undefined);
@@ -92,6 +96,7 @@ export async function createCapabilities(
   );
   const upstreams = createUpstreamRunner({ outbound: deps.outbound, browser: browserSource, logger: deps.logger });
   const forum = new Lazy(forumCapability, env, () => ({ upstreams, logger: deps.logger }));
+  const microblog = new Lazy(xCapability, env, () => ({ runner: upstreams, redis: deps.redis, redisPrefix: config.redisPrefix, db: deps.db }));
 
   return {
     pdf: () => pdf.get(),
@@ -100,11 +105,12 @@ export async function createCapabilities(
     browser: getBrowser,
     upstreams,
     forum: () => forum.get(),
+    microblog: () => microblog.get(),
     async warm() {
       await ocr.get().warm();
     },
     async close() {
-      await Promise.all([pdf.close(), ocr.close(), forum.close(), browser?.then((pool) => (pool ? browserCapability.close(pool) : undefined))]);
+      await Promise.all([pdf.close(), ocr.close(), forum.close(), microblog.close(), browser?.then((pool) => (pool ? browserCapability.close(pool) : undefined))]);
     },
   };
 }

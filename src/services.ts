@@ -70,7 +70,7 @@ export async function createPlatformServices(config: Config, options: { migrate?
     opened.push(() => throttleStore.close());
     const outbound = outboundCapability.start(config.outbound);
     opened.push(() => outboundCapability.close(outbound));
-    const capabilities = await createCapabilities(config, { outbound, redis });
+    const capabilities = await createCapabilities(config, { outbound, redis, db });
     opened.push(() => capabilities.close());
     const prices = new Prices(db);
     return {

@@ -9,12 +9,14 @@ import { searchEndpoint } from './search.ts';
 import { imageEndpoint, pdfEndpoint } from './extraction.ts';
 import { FORUM_ENDPOINTS } from './forum.ts';
 import { ADMIN_ENDPOINTS } from './admin.ts';
+import { MICROBLOG_ENDPOINTS } from './microblog.ts';
 
 export const ENDPOINTS: readonly Endpoint[] = [
   searchEndpoint,
   pdfEndpoint,
   imageEndpoint,
   ...FORUM_ENDPOINTS,
+  ...MICROBLOG_ENDPOINTS,
   getMe,
   patchMe,
   listRequests,

@@ -1,0 +1,114 @@
+/**
+ * The microblog (X) adapter as a capability: its settings, read and checked at start-up.
+ *
+ * | variable | default |
+ * |---|---|
+ * | UPSTREAM_X_URL | https://x.com (GraphQL) |
+ * | UPSTREAM_X_API_URL | https://api.x.com (guest token activation) |
+ * | UPSTREAM_X_SYNDICATION_URL | https://cdn.syndication.twimg.com (embed source) |
+ * | X_ACCOUNTS | none: search, user and user-tweets answer 503 |
+ * | X_CONFIG_FILE | x-config.json beside this module |
+ * | X_TIMEOUT_MS | 15000 |
+ * | PAGE_TOKEN_SECRET | a secret generated once and kept in the database |
+ */
+import { readFileSync } from 'node:fs';
+import type { Capability } from '../../core/capability.ts';
+import { ConfigError } from '../../core/env.ts';
+import type { Queryable } from '../../storage/db.ts';
+import type { UpstreamRunner } from '../kit/runner.ts';
+import { AccountPool, MemoryPoolState, RedisPoolState, type PoolRedisClient } from './accounts.ts';
+import { XClient } from './client.ts';
+import { DEFAULT_X_CONFIG_FILE, parseXConfig, type XConfig } from './config.ts';
+import { PageTokens } from './page-token.ts';
+import { parseSessions, type XSession } from './requests.ts';
+import { PAGE_TOKEN_SECRET_NAME, storedSecret } from './secret.ts';
+import { randomBytes } from 'node:crypto';
+
+export const X_DEFAULT_URLS = {
+  graphql: 'https://x.com',
+  api: 'https://api.x.com',
+  syndication: 'https://cdn.syndication.twimg.com',
+} as const;
+
+export interface XSettings {
+  baseUrls: { graphql: string; api: string; syndication: string };
+  sessions: XSession[];
+  config: XConfig;
+  timeoutMs: number;
+  /** PAGE_TOKEN_SECRET, when set. */
+  pageTokenSecret?: Buffer;
+}
+
+export interface XDeps {
+  runner: UpstreamRunner;
+  /** Present with REDIS_URL: the session pool's state is shared by every replica. */
+  redis?: PoolRedisClient;
+  redisPrefix: string;
+  /** Where the generated page-token secret is kept (absent: one per process). */
+  db?: Queryable;
+}
+
+/** What the endpoints use. */
+export interface Microblog {
+  client: XClient;
+  pageTokens: PageTokens;
+}
+
+function readConfigFile(path: string | undefined): XConfig {
+  const file = path ?? DEFAULT_X_CONFIG_FILE;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`X_CONFIG_FILE: cannot read ${String(file)} (${(error as Error).message}).`, 'X_CONFIG_FILE');
+  }
+  try {
+    return parseXConfig(JSON.parse(text));
+  } catch (error) {
+    throw new ConfigError(`X_CONFIG_FILE: ${String(file)} is not a valid X configuration: ${(error as Error).message}.`, 'X_CONFIG_FILE');
+  }
+}
+
+export const xCapability: Capability<XSettings, Microblog, XDeps> = {
+  name: 'microblog',
+  settings(env) {
+    let sessions: XSession[];
+    try {
+      sessions = parseSessions(env.list('X_ACCOUNTS'));
+    } catch (error) {
+      throw new ConfigError((error as Error).message, 'X_ACCOUNTS');
+    }
+    const secret = env.text('PAGE_TOKEN_SECRET');
+    if (secret !== undefined && secret.length < 32) throw new ConfigError('PAGE_TOKEN_SECRET must be at least 32 characters long.', 'PAGE_TOKEN_SECRET');
+    return {
+      baseUrls: {
+        graphql: env.url('UPSTREAM_X_URL') ?? X_DEFAULT_URLS.graphql,
+        api: env.url('UPSTREAM_X_API_URL') ?? X_DEFAULT_URLS.api,
+        syndication: env.url('UPSTREAM_X_SYNDICATION_URL') ?? X_DEFAULT_URLS.syndication,
+      },
+      sessions,
+      config: readConfigFile(env.text('X_CONFIG_FILE')),
+      timeoutMs: env.positiveInteger('X_TIMEOUT_MS') ?? 15_000,
+      pageTokenSecret: secret === undefined ? undefined : Buffer.from(secret, 'utf8'),
+    };
+  },
+  start(settings, deps) {
+    const state = deps.redis ? new RedisPoolState(deps.redis, deps.redisPrefix) : new MemoryPoolState();
+    const pool = new AccountPool(settings.sessions, state);
+    let secret: Promise<Buffer> | undefined = settings.pageTokenSecret ? Promise.resolve(settings.pageTokenSecret) : undefined;
+    const pageSecret = () => {
+      const db = deps.db;
+      // A failed read is retried by the next request rather than remembered.
+      secret ??= (db ? storedSecret(db, PAGE_TOKEN_SECRET_NAME) : Promise.resolve(randomBytes(32))).catch((error: unknown) => {
+        secret = undefined;
+        throw error;
+      });
+      return secret;
+    };
+    return {
+      client: new XClient({ config: settings.config, runner: deps.runner, pool, baseUrls: settings.baseUrls, timeoutMs: settings.timeoutMs }),
+      pageTokens: new PageTokens(pageSecret),
+    };
+  },
+  close: async () => {},
+};

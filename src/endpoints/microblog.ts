@@ -1,0 +1,293 @@
+/**
+ * The five microblog (X) endpoints (docs/spec/contract.md §5 "Microblog", docs/microblog.md):
+ * a post by URL or id (GraphQL with a guest token, or the public embed source), search and a
+ * user's posts with opaque page tokens, and a user's profile. Search, user and user-tweets need
+ * logged-in sessions (X_ACCOUNTS); without them they answer 503, uncharged.
+ */
+import { httpErrors, type FieldErrors } from '../core/errors.ts';
+import { max, oneOf, required, string, url, custom, httpUrlOrNull } from '../validation/rules.ts';
+import { defineEndpoint, type EndpointContext, type HandlerServices } from '../pipeline/endpoint.ts';
+import { SEARCH_PRODUCTS, searchScope, userScope, type MicroblogUser, type PageDirection, type PostItem, type TimelinePage, type XResult } from '../adapters/x/index.ts';
+
+export const MICROBLOG_MESSAGES = {
+  postUrl: 'The url must be a link to a post on x.com.',
+  postId: 'The id must be a post id (digits only).',
+  username: 'The username must be an X username (1 to 15 letters, digits or underscores).',
+  urlOrId: 'The url field is required when id is not present.',
+  onlyOne: 'The id field prohibits url from being present.',
+  bothTokens: 'The next page token field prohibits previous page token from being present.',
+  invalidToken: (field: string) => `The ${field.replace(/_/g, ' ')} is invalid.`,
+  otherScope: (field: string, what: 'query' | 'user') => `The ${field.replace(/_/g, ' ')} does not belong to this ${what}.`,
+} as const;
+
+const POST_URL = /^\/(?:[A-Za-z0-9_]{1,15}|i|i\/web)\/status(?:es)?\/(\d{1,20})(?:\/.*)?$/;
+const POST_HOSTS = new Set(['x.com', 'www.x.com', 'mobile.x.com', 'twitter.com', 'www.twitter.com', 'mobile.twitter.com']);
+const USERNAME = /^@?[A-Za-z0-9_]{1,15}$/;
+
+/** The post id a post URL names, or null. */
+export function postIdFromUrl(value: string): string | null {
+  const parsed = httpUrlOrNull(value);
+  if (!parsed || !POST_HOSTS.has(parsed.hostname.toLowerCase())) return null;
+  return POST_URL.exec(parsed.pathname)?.[1] ?? null;
+}
+
+const isPostId = (value: unknown) => (typeof value === 'string' && /^\d{1,20}$/.test(value)) || (typeof value === 'number' && Number.isSafeInteger(value) && value > 0);
+
+/** `@Name` and `name` are the same account. */
+export const normalizeUsername = (value: string) => value.trim().replace(/^@/, '');
+
+const postFields = {
+  url: { rules: [string(), url(), custom('post_url', (v) => typeof v === 'string' && postIdFromUrl(v) !== null, MICROBLOG_MESSAGES.postUrl)], example: 'https://x.com/XDevelopers/status/2019881223666233717' },
+  id: { rules: [custom('post_id', isPostId, MICROBLOG_MESSAGES.postId, { describe: (s) => Object.assign(s, { type: 'string', pattern: '^\\d{1,20}$' }) })], description: 'The post id; send it as a string (ids exceed JSON numbers).' },
+};
+
+function refinePostTarget(input: Record<string, unknown>, errors: FieldErrors): void {
+  const hasUrl = input.url !== undefined && input.url !== null && input.url !== '';
+  const hasId = input.id !== undefined && input.id !== null && input.id !== '';
+  if (!hasUrl && !hasId) errors.url = [MICROBLOG_MESSAGES.urlOrId];
+  if (hasUrl && hasId) errors.id = [MICROBLOG_MESSAGES.onlyOne];
+}
+
+function postIdOf(input: { url?: string; id?: unknown }): string {
+  return input.url !== undefined ? (postIdFromUrl(input.url) as string) : String(input.id);
+}
+
+const usernameField = {
+  rules: [required(), string(), custom('username', (v) => typeof v === 'string' && USERNAME.test(v.trim()), MICROBLOG_MESSAGES.username)],
+  example: 'XDevelopers',
+  description: 'The screen name, with or without @.',
+};
+
+const tokenFields = {
+  next_page_token: { rules: [string()], description: 'From the previous answer\'s pagination: the next (older) page.' },
+  previous_page_token: { rules: [string()], description: 'From the previous answer\'s pagination: the previous (newer) page.' },
+};
+
+/** What an upstream outcome answers: the value, or the contract's 404 / 502 / 503. */
+function settle<T>(result: XResult<T>): T {
+  switch (result.kind) {
+    case 'ok':
+      return result.value;
+    case 'not_found':
+      throw httpErrors.notFound();
+    case 'not_configured':
+      throw httpErrors.notConfigured();
+    default:
+      throw httpErrors.badGateway();
+  }
+}
+
+/** The token sent, if any: which field, and its direction. */
+function sentToken(input: Record<string, unknown>): { field: 'next_page_token' | 'previous_page_token'; direction: PageDirection; token: string } | null {
+  if (typeof input.next_page_token === 'string' && input.next_page_token.trim() !== '') return { field: 'next_page_token', direction: 'next', token: input.next_page_token.trim() };
+  if (typeof input.previous_page_token === 'string' && input.previous_page_token.trim() !== '') return { field: 'previous_page_token', direction: 'previous', token: input.previous_page_token.trim() };
+  return null;
+}
+
+/**
+ * Token rules, after the schema's: one token at most, signed by this service, for this query or
+ * user. `scope` is null when the field it is built from is itself invalid (already reported).
+ */
+async function checkTokens(input: Record<string, unknown>, services: HandlerServices, scope: string | null, what: 'query' | 'user', errors: FieldErrors): Promise<void> {
+  const hasNext = typeof input.next_page_token === 'string' && input.next_page_token.trim() !== '';
+  const hasPrevious = typeof input.previous_page_token === 'string' && input.previous_page_token.trim() !== '';
+  if (hasNext && hasPrevious) {
+    (errors.next_page_token ??= []).push(MICROBLOG_MESSAGES.bothTokens);
+    return;
+  }
+  const sent = sentToken(input);
+  if (!sent || scope === null || errors[sent.field]) return;
+  const check = await services.capabilities.microblog().pageTokens.verify(sent.token, scope, sent.direction);
+  if (!check.ok) (errors[sent.field] ??= []).push(check.reason === 'other_scope' ? MICROBLOG_MESSAGES.otherScope(sent.field, what) : MICROBLOG_MESSAGES.invalidToken(sent.field));
+}
+
+/** The cursor of a token the validation accepted. */
+async function cursorOf(input: Record<string, unknown>, services: HandlerServices, scope: string): Promise<{ cursor?: string; paging: boolean }> {
+  const sent = sentToken(input);
+  if (!sent) return { paging: false };
+  const check = await services.capabilities.microblog().pageTokens.verify(sent.token, scope, sent.direction);
+  if (!check.ok) throw httpErrors.fieldInvalid(sent.field, MICROBLOG_MESSAGES.invalidToken(sent.field));
+  return { cursor: check.cursor, paging: true };
+}
+
+/**
+ * The pagination object: `next` reads older posts (X's bottom cursor), `previous` newer ones (the
+ * top cursor). An empty page ends the list (null); the first page has no previous page.
+ */
+async function pagination(services: HandlerServices, page: TimelinePage, scope: string, paging: boolean) {
+  const tokens = services.capabilities.microblog().pageTokens;
+  const hasPosts = page.posts.length > 0;
+  return {
+    next_page_token: hasPosts && page.cursors.bottom ? await tokens.sign(page.cursors.bottom, scope, 'next') : null,
+    previous_page_token: hasPosts && paging && page.cursors.top ? await tokens.sign(page.cursors.top, scope, 'previous') : null,
+  };
+}
+
+function requireSessions(services: HandlerServices): void {
+  if (!services.capabilities.microblog().client.hasSessions) throw httpErrors.notConfigured();
+}
+
+const callContext = (context: EndpointContext<unknown>) => ({ signal: context.signal, log: context.log });
+
+const EXAMPLE_POST: PostItem = {
+  id: '2019881223666233717',
+  tweet_url: 'https://x.com/XDevelopers/status/2019881223666233717',
+  text: 'Officially launching X API Pay-Per-Use…',
+  like_count: 5569,
+  view_count: 2525462,
+  source: 'Twitter Web App',
+  sensitive: false,
+  media: [{ type: 'video', image_url: 'https://pbs.twimg.com/ext_tw_video_thumb/1/pu/img/a.jpg', video_url: 'https://video.twimg.com/ext_tw_video/1/pu/vid/1280x720/a.mp4' }],
+  created_at: '2026-02-06T21:09:45.000000Z',
+  author: { id: '2244994945', username: 'XDevelopers', name: 'Developers' },
+  reply_count: 783,
+  retweet_count: 832,
+  quote_count: 573,
+  lang: 'en',
+};
+
+export const mbTweetEndpoint = defineEndpoint({
+  method: 'POST',
+  path: '/v1/mb/tweet',
+  summary: 'One microblog post',
+  description: 'A post on X by URL or id (send exactly one), read through X\'s GraphQL API with a guest token. 3 credits; a deleted or unavailable post (404) and upstream failures (502) are free.',
+  tag: 'Microblog',
+  input: 'body',
+  schema: { fields: postFields, refine: refinePostTarget },
+  billing: { product: 'scraping', operation: 'mb_tweet' },
+  history: true,
+  success: { status: 200, description: 'The post item.', example: { response: EXAMPLE_POST } },
+  errors: [403, 404, 502],
+  async handler(context) {
+    const { input, services } = context;
+    return { body: { response: settle(await services.capabilities.microblog().client.tweet(postIdOf(input), callContext(context))) } };
+  },
+});
+
+export const mbLegacyEndpoint = defineEndpoint({
+  method: 'POST',
+  path: '/v1/mb-legacy',
+  summary: 'One microblog post (embed source)',
+  description: 'The same post item read from X\'s public embed (syndication) source, which needs no session; it has no view count or source (null). 3 credits; 404 and 502 are free.',
+  tag: 'Microblog',
+  input: 'body',
+  schema: { fields: postFields, refine: refinePostTarget },
+  billing: { product: 'scraping', operation: 'mb_legacy' },
+  history: true,
+  success: { status: 200, description: 'The post item.', example: { response: { ...EXAMPLE_POST, view_count: null, source: null } } },
+  errors: [403, 404, 502],
+  async handler(context) {
+    const { input, services } = context;
+    return { body: { response: settle(await services.capabilities.microblog().client.legacyTweet(postIdOf(input), callContext(context))) } };
+  },
+});
+
+const searchScopeOf = (input: Record<string, unknown>): string | null =>
+  typeof input.query === 'string' && input.query.trim() !== '' ? searchScope(input.query.trim(), typeof input.product === 'string' ? input.product : 'latest') : null;
+
+export const mbSearchEndpoint = defineEndpoint({
+  method: 'POST',
+  path: '/v1/mb/search',
+  summary: 'Microblog search',
+  description:
+    'Posts matching a query (X search syntax), newest first (`latest`) or ranked (`top`), one page at a time: pass back `next_page_token` or `previous_page_token` (one of them) with the same query. Needs X_ACCOUNTS (503 otherwise). Throttled to 60 requests a minute per user. 10 credits; 404, 502 and 503 are free.',
+  tag: 'Microblog',
+  input: 'body',
+  schema: {
+    fields: {
+      query: { rules: [required(), string(), max(500)], example: 'from:XDevelopers api' },
+      product: { rules: [string(), oneOf(SEARCH_PRODUCTS)], default: 'latest' },
+      ...tokenFields,
+    },
+  },
+  async afterValidation({ input, services }, errors) {
+    const product = input.product === undefined || input.product === null || input.product === '' ? 'latest' : input.product;
+    await checkTokens(input, services, errors.product ? null : searchScopeOf({ ...input, product }), 'query', errors);
+  },
+  billing: { product: 'scraping', operation: 'mb_search' },
+  throttle: { maxAttempts: 60, windowSeconds: 60, per: 'user' },
+  history: true,
+  success: { status: 200, description: 'One page of posts and the tokens of the pages around it.', example: { response: [EXAMPLE_POST], pagination: { next_page_token: 'eyJjIjoi…', previous_page_token: null } } },
+  errors: [403, 404, 429, 502, 503],
+  async handler(context) {
+    const { input, services } = context;
+    requireSessions(services);
+    const scope = searchScope(input.query, input.product);
+    const { cursor, paging } = await cursorOf(input, services, scope);
+    const page = settle(await services.capabilities.microblog().client.search(input.query, input.product, cursor, callContext(context)));
+    return { body: { response: page.posts, pagination: await pagination(services, page, scope, paging) } };
+  },
+});
+
+/** The wire form of a user: the adapter's `protected` flag stays inside. */
+function publicUser({ protected: _protected, ...user }: MicroblogUser) {
+  return user;
+}
+
+export const mbUserEndpoint = defineEndpoint({
+  method: 'POST',
+  path: '/v1/mb/user',
+  summary: 'Microblog user profile',
+  description: 'A user\'s profile by username. Needs X_ACCOUNTS (503 otherwise). 3 credits; an unknown or suspended user (404), 502 and 503 are free.',
+  tag: 'Microblog',
+  input: 'body',
+  schema: { fields: { username: usernameField } },
+  billing: { product: 'scraping', operation: 'mb_user' },
+  history: true,
+  success: {
+    status: 200,
+    description: 'The profile.',
+    example: {
+      response: {
+        id: '2244994945',
+        username: 'XDevelopers',
+        name: 'Developers',
+        description: 'The voice of the X Dev team…',
+        followers_count: 695695,
+        following_count: 762,
+        posts_count: 4319,
+        verified: true,
+        created_at: '2013-12-14T04:35:55.000000Z',
+        profile_image_url: 'https://pbs.twimg.com/profile_images/1683501992314798080/xl1POYLw_normal.jpg',
+      },
+    },
+  },
+  errors: [403, 404, 502, 503],
+  async handler(context) {
+    const { input, services } = context;
+    requireSessions(services);
+    return { body: { response: publicUser(settle(await services.capabilities.microblog().client.user(normalizeUsername(input.username), callContext(context)))) } };
+  },
+});
+
+const userScopeOf = (input: Record<string, unknown>): string | null =>
+  typeof input.username === 'string' && USERNAME.test(input.username.trim()) ? userScope(normalizeUsername(input.username)) : null;
+
+export const mbUserTweetsEndpoint = defineEndpoint({
+  method: 'POST',
+  path: '/v1/mb/user-tweets',
+  summary: 'A user\'s recent posts',
+  description:
+    'A user\'s posts, newest first, the pinned post first, including posts X lists inside conversation modules; one page at a time with `next_page_token` or `previous_page_token` (one of them) for the same user. Needs X_ACCOUNTS (503 otherwise). 10 credits; an unknown, suspended or protected user (404), 502 and 503 are free.',
+  tag: 'Microblog',
+  input: 'body',
+  schema: { fields: { username: usernameField, ...tokenFields } },
+  async afterValidation({ input, services }, errors) {
+    await checkTokens(input, services, errors.username ? null : userScopeOf(input), 'user', errors);
+  },
+  billing: { product: 'scraping', operation: 'mb_user_tweets' },
+  history: true,
+  success: { status: 200, description: 'One page of posts and the tokens of the pages around it.', example: { response: [EXAMPLE_POST], pagination: { next_page_token: 'eyJjIjoi…', previous_page_token: null } } },
+  errors: [403, 404, 502, 503],
+  async handler(context) {
+    const { input, services } = context;
+    requireSessions(services);
+    const username = normalizeUsername(input.username);
+    const scope = userScope(username);
+    const { cursor, paging } = await cursorOf(input, services, scope);
+    const page = settle(await services.capabilities.microblog().client.userTweets(username, cursor, callContext(context)));
+    return { body: { response: page.posts, pagination: await pagination(services, page, scope, paging) } };
+  },
+});
+
+export const MICROBLOG_ENDPOINTS = [mbTweetEndpoint, mbLegacyEndpoint, mbSearchEndpoint, mbUserEndpoint, mbUserTweetsEndpoint];
