@@ -18,6 +18,7 @@ import { ocrCapability } from './extract/image/capability.ts';
 import { MemorySearchCache, RedisSearchCache, searchCapability, searchWantsBrowser, type SearchChain } from './adapters/search/index.ts';
 import { createUpstreamRunner, type BrowserSource, type UpstreamRunner } from './adapters/kit/runner.ts';
 import { browserCapability, isBrowserAvailable, type BrowserPool } from './browser/index.ts';
+import { webCapability, type WebScraper } from './adapters/web/index.ts';
 import type { OutboundClient } from './outbound/types.ts';
 import { envReader } from './core/env.ts';
 
@@ -27,6 +28,8 @@ export interface Capabilities {
   search(): SearchChain;
   /** The shared headless browser pool, or null when no Chromium is installed. */
   browser(): Promise<BrowserPool | null>;
+  /** Generic pages (POST /v1/web): plain HTTP, or the browser with captcha solving. */
+  web(): WebScraper;
   /** Runs upstream adapters (forum, microblog, web) through the outbound client or the browser. */
   upstreams: UpstreamRunner;
   /** Starts what the first request should not wait for (OCR engines). */
@@ -87,19 +90,21 @@ export async function createCapabilities(
       logger: deps.logger,
     }),
   );
+  const web = new Lazy(webCapability, env, () => ({ outbound: deps.outbound, browser: browserSource }));
   const upstreams = createUpstreamRunner({ outbound: deps.outbound, browser: browserSource, logger: deps.logger });
 
   return {
     pdf: () => pdf.get(),
     ocr: () => ocr.get(),
     search: () => search,
+    web: () => web.get(),
     browser: getBrowser,
     upstreams,
     async warm() {
       await ocr.get().warm();
     },
     async close() {
-      await Promise.all([pdf.close(), ocr.close(), browser?.then((pool) => (pool ? browserCapability.close(pool) : undefined))]);
+      await Promise.all([pdf.close(), ocr.close(), web.close(), browser?.then((pool) => (pool ? browserCapability.close(pool) : undefined))]);
     },
   };
 }

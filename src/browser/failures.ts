@@ -29,6 +29,12 @@ export function invokeCheckUrl(checkUrl: ((url: URL) => void) | undefined, url: 
   }
 }
 
+/** Runs the caller's host rule on a URL's host; whatever it throws becomes `blocked_host`. */
+export function invokeCheckHost(checkHost: ((hostname: string) => void) | undefined, url: URL): void {
+  if (checkHost === undefined) return;
+  invokeCheckUrl(() => checkHost(url.hostname), url);
+}
+
 /** The guard's verdict on the host of `href`, when the guard refused or failed to reach it. */
 export function guardFailure(guard: GuardProxy, href: string): OutboundError | undefined {
   let url: URL;

@@ -6,11 +6,13 @@
 import type { Endpoint } from '../pipeline/endpoint.ts';
 import { getMe, listRequests, patchMe } from './account.ts';
 import { searchEndpoint } from './search.ts';
+import { webEndpoint } from './web.ts';
 import { imageEndpoint, pdfEndpoint } from './extraction.ts';
 import { ADMIN_ENDPOINTS } from './admin.ts';
 
 export const ENDPOINTS: readonly Endpoint[] = [
   searchEndpoint,
+  webEndpoint,
   pdfEndpoint,
   imageEndpoint,
   getMe,
