@@ -75,21 +75,21 @@ interface MainContent {
 }
 
 function mainContent(document: DomDocument): MainContent {
-  const fallbackTitle = document.querySelector('title')?.textContent?.trim() || undefined;
+  const title = document.querySelector('title')?.textContent?.trim() || undefined;
+  // Site chrome goes first: on a short page Readability keeps whatever it has, navigation included.
+  const body = document.body ?? document.documentElement;
+  for (const element of body.querySelectorAll(NON_CONTENT)) element.remove();
   // Readability edits the document it reads; the fallback needs the original.
-  const copy = document.cloneNode(true) as DomDocument;
   let article: ReturnType<Readability<string>['parse']> = null;
   try {
-    article = new Readability(copy).parse();
+    article = new Readability(document.cloneNode(true)).parse();
   } catch {
     article = null;
   }
   if (article?.content && (article.textContent ?? '').trim() !== '') {
-    return { title: article.title?.trim() || fallbackTitle, html: article.content };
+    return { title: article.title?.trim() || title, html: article.content };
   }
-  const body = document.body ?? document.documentElement;
-  for (const element of body.querySelectorAll(NON_CONTENT)) element.remove();
-  return { title: fallbackTitle, html: body.innerHTML };
+  return { title, html: body.innerHTML };
 }
 
 /** Readability drops a heading that repeats the title; put the title back on top when it is missing. */
