@@ -41,6 +41,9 @@ function parseDocument(html: string): DomDocument {
   return parseHTML(html).document as DomDocument;
 }
 
+/** The least share of the page's text an article must hold to be taken as the main content. */
+const MIN_ARTICLE_SHARE = 0.6;
+
 const markdown = new NodeHtmlMarkdown({ codeFence: '```', bulletMarker: '-', maxConsecutiveNewlines: 2 });
 
 /** The page's main content as `format`, and its links when asked. `pageUrl` makes links absolute. */
@@ -86,7 +89,11 @@ function mainContent(document: DomDocument): MainContent {
   } catch {
     article = null;
   }
-  if (article?.content && (article.textContent ?? '').trim() !== '') {
+  // An "article" holding a small part of the page's text is a guess on a page that has none (a
+  // results page, a listing): the whole cleaned body serves the reader better then.
+  const articleText = (article?.textContent ?? '').replace(/\s+/g, ' ').trim().length;
+  const pageText = (body.textContent ?? '').replace(/\s+/g, ' ').trim().length;
+  if (article?.content && articleText > 0 && articleText >= pageText * MIN_ARTICLE_SHARE) {
     return { title: article.title?.trim() || title, html: article.content };
   }
   return { title, html: body.innerHTML };
