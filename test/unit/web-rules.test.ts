@@ -148,8 +148,8 @@ describe('output formats', () => {
     for (const paragraph of ARTICLE_PARAGRAPHS) assert.ok(markdown.includes(paragraph), paragraph.slice(0, 30));
     for (const chrome of CHROME_TEXTS) assert.ok(!markdown.includes(chrome), `"${chrome}" left out`);
     assert.match(markdown, /\[the second post\]\(https:\/\/site\.example\/blog\/second\)/, 'links are absolute');
-    assert.match(markdown, /^- first point$/m, 'lists');
-    assert.match(markdown, /^\| Plan +\| Credits \|\n\| -+ \| -+ \|\n\| Starter \| 1000 +\|$/m, 'tables');
+    assert.match(markdown, /^- +first point$/m, 'lists');
+    assert.match(markdown, /^\| Plan +\| Credits +\|\n\| -+ \| -+ \|\n\| Starter +\| 1000 +\|$/m, 'tables');
     assert.match(markdown, /^```\nconst answer = 42;\n```$/m, 'code blocks');
   });
 

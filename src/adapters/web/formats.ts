@@ -1,13 +1,14 @@
 /**
  * LLM-ready output for /v1/web: the main content of a page as Markdown or plain text, and the
  * page's links. Mozilla's Readability (Firefox Reader View) finds the article, on a `linkedom`
- * document (a fast DOM without a browser); `node-html-markdown` writes the Markdown (headings,
- * lists, tables, code blocks). When Readability finds no article, the whole body is used without
+ * document (a fast DOM without a browser); `turndown` with its GFM tables writes the Markdown
+ * (headings, lists, tables, fenced code blocks). When Readability finds no article, the whole body is used without
  * scripts, styles and navigation.
  */
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
-import { NodeHtmlMarkdown } from 'node-html-markdown';
+import TurndownService from 'turndown';
+import { tables, strikethrough } from 'turndown-plugin-gfm';
 
 export const OUTPUT_FORMATS = ['raw', 'text', 'markdown'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -44,7 +45,10 @@ function parseDocument(html: string): DomDocument {
 /** The least share of the page's text an article must hold to be taken as the main content. */
 const MIN_ARTICLE_SHARE = 0.6;
 
-const markdown = new NodeHtmlMarkdown({ codeFence: '```', bulletMarker: '-', maxConsecutiveNewlines: 2 });
+// node-html-markdown was tried first: it takes seconds per 100 KB and grows quadratically
+// (18 s for 300 KB), turndown stays linear (0.4 s for 300 KB).
+const markdown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '_' });
+markdown.use([tables, strikethrough]);
 
 /** The page's main content as `format`, and its links when asked. `pageUrl` makes links absolute. */
 export function renderContent(html: string, pageUrl: string, options: { format: Exclude<OutputFormat, 'raw'> }): string {
@@ -52,7 +56,7 @@ export function renderContent(html: string, pageUrl: string, options: { format: 
   absolutizeLinks(document, pageUrl);
   const main = mainContent(document);
   if (options.format === 'markdown') {
-    const body = markdown.translate(main.html).trim();
+    const body = markdown.turndown(main.html).replace(/\n{3,}/g, '\n\n').trim();
     return withTitle(body, main.title, (title) => `# ${title}`);
   }
   return withTitle(blockText(parseDocument(`<!DOCTYPE html><html><body>${main.html}</body></html>`).body!), main.title, (title) => title);
