@@ -18,6 +18,7 @@ import { ocrCapability } from './extract/image/capability.ts';
 import { MemorySearchCache, RedisSearchCache, searchCapability, searchWantsBrowser, type SearchChain } from './adapters/search/index.ts';
 import { createUpstreamRunner, type BrowserSource, type UpstreamRunner } from './adapters/kit/runner.ts';
 import { browserCapability, isBrowserAvailable, type BrowserPool } from './browser/index.ts';
+import { webCapability, type WebScraper } from './adapters/web/index.ts';
 import type { OutboundClient } from './outbound/types.ts';
 import { forumCapability, type ForumClient } from './adapters/reddit/index.ts';
 import { envReader } from './core/env.ts';
@@ -30,6 +31,8 @@ export interface Capabilities {
   search(): SearchChain;
   /** The shared headless browser pool, or null when no Chromium is installed. */
   browser(): Promise<BrowserPool | null>;
+  /** Generic pages (POST /v1/web): plain HTTP, or the browser with captcha solving. */
+  web(): WebScraper;
   /** Runs upstream adapters (forum, microblog, web) through the outbound client or the browser. */
   upstreams: UpstreamRunner;
   /** The forum (Reddit) client behind /v1/forum*: its token and rate-limit budget live here. */
@@ -94,6 +97,7 @@ export async function createCapabilities(
       logger: deps.logger,
     }),
   );
+  const web = new Lazy(webCapability, env, () => ({ outbound: deps.outbound, browser: browserSource }));
   const upstreams = createUpstreamRunner({ outbound: deps.outbound, browser: browserSource, logger: deps.logger });
   const forum = new Lazy(forumCapability, env, () => ({ upstreams, logger: deps.logger }));
   const microblog = new Lazy(xCapability, env, () => ({ runner: upstreams, redis: deps.redis, redisPrefix: config.redisPrefix, db: deps.db }));
@@ -102,6 +106,7 @@ export async function createCapabilities(
     pdf: () => pdf.get(),
     ocr: () => ocr.get(),
     search: () => search,
+    web: () => web.get(),
     browser: getBrowser,
     upstreams,
     forum: () => forum.get(),
@@ -110,7 +115,7 @@ export async function createCapabilities(
       await ocr.get().warm();
     },
     async close() {
-      await Promise.all([pdf.close(), ocr.close(), forum.close(), microblog.close(), browser?.then((pool) => (pool ? browserCapability.close(pool) : undefined))]);
+      await Promise.all([pdf.close(), ocr.close(), forum.close(), microblog.close(), web.close(), browser?.then((pool) => (pool ? browserCapability.close(pool) : undefined))]);
     },
   };
 }

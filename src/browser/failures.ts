@@ -2,6 +2,7 @@
  * Turning what goes wrong inside the browser into the outbound client's `OutboundError` codes, so
  * callers treat a rendered fetch and a plain fetch alike.
  */
+import { runUrlCheck } from '../outbound/url-policy.ts';
 import { OutboundError, type OutboundErrorCode } from '../outbound/types.ts';
 import type { GuardProxy } from './guard-proxy.ts';
 
@@ -18,7 +19,13 @@ const NET_ERROR_CODES: Record<string, OutboundErrorCode> = {
 };
 
 /** The outbound client's per-hop check, so a refused URL fails alike in both. */
-export { runUrlCheck as invokeCheckUrl } from '../outbound/url-policy.ts';
+export const invokeCheckUrl = runUrlCheck;
+
+/** Runs the caller's host rule on a URL's host; whatever it throws becomes `blocked_host`. */
+export function invokeCheckHost(checkHost: ((hostname: string) => void) | undefined, url: URL): void {
+  if (checkHost === undefined) return;
+  invokeCheckUrl(() => checkHost(url.hostname), url);
+}
 
 /** The guard's verdict on the host of `href`, when the guard refused or failed to reach it. */
 export function guardFailure(guard: GuardProxy, href: string): OutboundError | undefined {

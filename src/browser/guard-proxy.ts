@@ -27,6 +27,12 @@ export interface GuardProxyOptions {
   lookup?: LookupFunction;
   /** Refuse every target: for the browser-wide proxy that no page traffic should ever use. */
   refuseAll?: boolean;
+  /**
+   * The caller's rule on host names (the /v1/web blocked domains), run on every target before it
+   * is resolved: throwing refuses it (`blocked_host`). Every request of the page comes through
+   * here, subresources, `fetch()`, WebSockets and workers included, so no script can get past it.
+   */
+  checkHost?: (hostname: string) => void;
   /** Per-address TCP connect deadline. Default 10 s. */
   connectTimeoutMs?: number;
   /** Cap on bytes relayed from targets to the browser; past it every connection is cut. */
@@ -41,9 +47,9 @@ export interface GuardProxyOptions {
   upstreamProxy?: URL;
 }
 
-export type GuardOutcome = 'blocked_address' | 'network' | 'invalid_url';
+export type GuardOutcome = 'blocked_address' | 'blocked_host' | 'network' | 'invalid_url';
 
-/** One target the guard refused (`blocked_address`, `invalid_url`) or could not reach (`network`). */
+/** One target the guard refused (`blocked_address`, `blocked_host`, `invalid_url`) or could not reach (`network`). */
 export interface GuardLogEntry {
   hostname: string;
   port: number;
@@ -57,7 +63,7 @@ export interface GuardProxy {
   readonly port: number;
   /** Refused or failed targets, oldest first (the first `LOG_LIMIT` only). */
   readonly log: readonly GuardLogEntry[];
-  /** Targets refused by the address rule, counted past the log limit too. */
+  /** Targets refused by the address rule or the caller's host rule, counted past the log limit too. */
   readonly refusedCount: number;
   /** Bytes relayed from targets to the browser. */
   readonly bytesIn: number;
@@ -278,6 +284,13 @@ class Guard implements GuardProxy {
     if (this.#options.refuseAll) {
       return { ok: false, entry: this.#record(hostname, port, 'blocked_address', 'This proxy accepts no traffic') };
     }
+    if (this.#options.checkHost !== undefined) {
+      try {
+        this.#options.checkHost(hostname);
+      } catch (error) {
+        return { ok: false, entry: this.#record(hostname, port, 'blocked_host', messageOf(error) || 'The host was refused') };
+      }
+    }
     let addresses: string[];
     try {
       addresses = isIP(hostname) !== 0 ? [hostname] : (await resolveAll(this.#lookup, hostname)).map((entry) => entry.address);
@@ -324,7 +337,7 @@ class Guard implements GuardProxy {
 
   #record(hostname: string, port: number, code: GuardOutcome, message: string): GuardLogEntry {
     const entry: GuardLogEntry = { hostname: bareHostname(hostname.toLowerCase()), port, code, message };
-    if (code === 'blocked_address') this.refusedCount += 1;
+    if (code === 'blocked_address' || code === 'blocked_host') this.refusedCount += 1;
     if (this.log.length < LOG_LIMIT) this.log.push(entry);
     return entry;
   }

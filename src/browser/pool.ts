@@ -7,7 +7,7 @@
 import { OutboundError } from '../outbound/types.ts';
 import { assertProxyCountry, DEFAULT_PROXY_COUNTRY_USERNAME, parseProxyUrl, proxyUrlForCountry } from '../outbound/proxy.ts';
 import { parseHttpUrl } from '../outbound/url-policy.ts';
-import { invokeCheckUrl } from './failures.ts';
+import { invokeCheckHost, invokeCheckUrl } from './failures.ts';
 import { raceAbort } from '../core/abort.ts';
 import { launchBrowser, type LaunchedBrowser } from './launch.ts';
 import { Limiter } from './limiter.ts';
@@ -52,6 +52,7 @@ class Pool implements BrowserPool {
     const url = parseHttpUrl(request.url);
     if (request.proxyCountry !== undefined) assertProxyCountry(request.proxyCountry);
     invokeCheckUrl(request.checkUrl, url);
+    invokeCheckHost(request.checkHost, url);
     if (this.#closed) throw new OutboundError('network', 'The browser pool is closed', url.href);
 
     const timeoutMs = request.timeoutMs ?? this.#options.navigationTimeoutMs;
@@ -72,10 +73,11 @@ class Pool implements BrowserPool {
       const job: RenderJob = {
         url,
         headers: request.headers ?? {},
-        waitFor: request.render?.waitFor,
+        render: request.render ?? {},
         deadline,
         maxBytes: request.maxBytes ?? this.#maxTransferBytes,
         checkUrl: request.checkUrl,
+        checkHost: request.checkHost,
         proxyCountry: request.proxyCountry,
         signal: controller.signal,
       };

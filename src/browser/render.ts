@@ -11,7 +11,8 @@ import { parseHttpUrl } from '../outbound/url-policy.ts';
 import { browserFailure, guardFailure, invokeCheckUrl } from './failures.ts';
 import { raceAbort } from '../core/abort.ts';
 import { GUARD_REFUSAL_HEADER, startGuardProxy, type GuardProxy } from './guard-proxy.ts';
-import type { FetchPageResult } from './types.ts';
+import type { FetchPageResult, RenderOptions } from './types.ts';
+import { CaptchaUnsolvedError, solveCaptcha, waitForInterstitials } from './challenges.ts';
 
 /**
  * The browser refused to open a context: it died (crash, kill) and the disconnect is not known
@@ -27,11 +28,13 @@ export class BrowserGoneError extends Error {
 export interface RenderJob {
   url: URL;
   headers: Record<string, string>;
-  waitFor?: string;
+  render: RenderOptions;
   /** Epoch milliseconds after which nothing more is waited for. */
   deadline: number;
   maxBytes: number;
   checkUrl?: (url: URL) => void;
+  /** The caller's host rule, run by the guard on every request of the page. */
+  checkHost?: (hostname: string) => void;
   proxyCountry?: string;
   /** Aborted with an `OutboundError` when the request must stop (deadline, pool closing). */
   signal: AbortSignal;
@@ -67,6 +70,7 @@ export async function renderPage(browser: Browser, job: RenderJob, settings: Ren
     lookup: settings.lookup,
     transferLimitBytes: settings.transferLimitBytes,
     upstreamProxy: settings.upstreamProxy,
+    checkHost: job.checkHost,
     onTransferLimit: () => {
       fail(new OutboundError('too_large', `The page pulled more than ${settings.transferLimitBytes} bytes`, job.url.href));
     },
@@ -78,7 +82,7 @@ export async function renderPage(browser: Browser, job: RenderJob, settings: Ren
     return await raceAbort(work, stop.signal);
   } catch (error) {
     if (stop.signal.aborted && error === stop.signal.reason) throw error;
-    if (error instanceof BrowserGoneError) throw error;
+    if (error instanceof BrowserGoneError || error instanceof CaptchaUnsolvedError) throw error;
     throw browserFailure(error, job.url.href, session.mainUrl, guard);
   } finally {
     job.signal.removeEventListener('abort', onOuterAbort);
@@ -117,6 +121,8 @@ class PageSession {
       .newContext({
         proxy: { server: this.#guard.url, bypass: '<-loopback>' },
         ...browserHeaders(job.headers, this.#browser.version()),
+        locale: job.render.locale ?? DEFAULT_LOCALE,
+        viewport: job.render.viewport ?? DEFAULT_VIEWPORT,
         acceptDownloads: false,
         serviceWorkers: 'block', // a worker's fetches would escape the interception below
         ignoreHTTPSErrors: false,
@@ -147,8 +153,15 @@ class PageSession {
     const firstResponse = await page.goto(job.url.href, { waitUntil: 'load', timeout: remaining(job.deadline) });
     if (firstResponse === null) throw new OutboundError('network', 'The navigation produced no document', job.url.href);
     this.#assertNotRefused(firstResponse);
-    if (job.waitFor !== undefined) {
-      await page.waitForSelector(job.waitFor, { state: 'attached', timeout: remaining(job.deadline) });
+    if (job.render.waitForChallenges) {
+      // Keep a second of the deadline for serialising whatever the challenge leaves.
+      await waitForInterstitials(page, Math.max(0, remaining(job.deadline) - CHALLENGE_RESERVE_MS), this.#stopped);
+    }
+    if (job.render.solveCaptcha !== undefined) {
+      await solveCaptcha(page, job.render.solveCaptcha, job.deadline, this.#stopped);
+    }
+    if (job.render.waitFor !== undefined) {
+      await page.waitForSelector(job.render.waitFor, { state: 'attached', timeout: remaining(job.deadline) });
     }
     // Pages that finish rendering (or navigate) from timers after `load`: give the network a
     // moment to go quiet (500 ms without requests), bounded so a chatty page is not waited on.
@@ -171,7 +184,7 @@ class PageSession {
       status: response.status(),
       headers: documentHeaders(headers),
       body,
-      refused: this.#guard.log.filter((entry) => entry.code === 'blocked_address').map((entry) => `${entry.hostname}:${entry.port}`),
+      refused: this.#guard.log.filter((entry) => entry.code === 'blocked_address' || entry.code === 'blocked_host').map((entry) => `${entry.hostname}:${entry.port}`),
     };
   }
 
@@ -267,6 +280,11 @@ export function desktopUserAgent(browserVersion: string): string {
   const major = browserVersion.split('.')[0] || '0';
   return `Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${major}.0.0.0 Safari/537.36`;
 }
+
+const DEFAULT_LOCALE = 'en-US';
+const DEFAULT_VIEWPORT = { width: 1366, height: 768 };
+/** Part of the deadline an interstitial wait leaves for the rest of the render. */
+const CHALLENGE_RESERVE_MS = 1_000;
 
 /** Longest wait for the network to go quiet after `load`. */
 const NETWORK_QUIET_CAP_MS = 2_000;

@@ -5,6 +5,7 @@
  */
 import type { LookupFunction } from '../outbound/resolve.ts';
 import type { OutboundRequest } from '../outbound/types.ts';
+import type { CaptchaSolverFunction } from './challenges.ts';
 
 export interface BrowserPoolOptions {
   /** The Chromium binary (CHROMIUM_PATH). Never downloaded: the system package provides it. */
@@ -37,6 +38,21 @@ export interface BrowserPoolOptions {
 export interface RenderOptions {
   /** A CSS selector to wait for after the load event, e.g. the results container. */
   waitFor?: string;
+  /**
+   * Wait while the page is an interstitial challenge (a page that checks the browser and reloads
+   * itself, "Just a moment…"), up to the deadline less a second kept for serialising the page.
+   */
+  waitForChallenges?: boolean;
+  /**
+   * Solves a captcha widget (reCAPTCHA v2/v3, hCaptcha, Turnstile) found on the loaded page; the
+   * token is injected and the form submitted. A rejection fails the request with
+   * `CaptchaUnsolvedError`. Without it a widget is left as it is.
+   */
+  solveCaptcha?: CaptchaSolverFunction;
+  /** The context's locale (navigator.language, Accept-Language). Default `en-US`. */
+  locale?: string;
+  /** The window size. Default 1366×768, the most common desktop size. */
+  viewport?: { width: number; height: number };
 }
 
 /**
@@ -49,6 +65,12 @@ export interface RenderOptions {
 export interface BrowserRequest extends Pick<OutboundRequest, 'headers' | 'timeoutMs' | 'proxyCountry' | 'checkUrl' | 'signal'> {
   /** An http(s) URL. */
   url: string;
+  /**
+   * Called at the guard proxy with the host of EVERY request the page makes (documents,
+   * subresources, fetch/XHR, WebSockets, workers), before it is resolved; throwing refuses that
+   * request (`blocked_host`, and the whole page when it is the main document).
+   */
+  checkHost?: (hostname: string) => void;
   maxBytes?: number;
   render?: RenderOptions;
 }

@@ -6,6 +6,7 @@
 import type { Endpoint } from '../pipeline/endpoint.ts';
 import { getMe, listRequests, patchMe } from './account.ts';
 import { searchEndpoint } from './search.ts';
+import { webEndpoint } from './web.ts';
 import { imageEndpoint, pdfEndpoint } from './extraction.ts';
 import { FORUM_ENDPOINTS } from './forum.ts';
 import { ADMIN_ENDPOINTS } from './admin.ts';
@@ -13,6 +14,7 @@ import { MICROBLOG_ENDPOINTS } from './microblog.ts';
 
 export const ENDPOINTS: readonly Endpoint[] = [
   searchEndpoint,
+  webEndpoint,
   pdfEndpoint,
   imageEndpoint,
   ...FORUM_ENDPOINTS,

@@ -1,0 +1,169 @@
+/**
+ * /v1/web figures, against a loopback site:
+ *
+ *   plain      p50/p99 of POST /v1/web (plain mode, through the real server) vs a direct fetch()
+ *              of the same ~30 KB page: the difference is what the service adds (auth,
+ *              validation, credit hold and capture, history, the outbound client's checks,
+ *              charset decoding, serialising).
+ *   browser    pages per minute rendered by the shared headless browser (the web scraper's
+ *              browser mode) with 2 and 4 requests in flight.
+ *   leak       the browser pool's memory (proportional set size of its Chromium processes) after
+ *              render 100 and after the last render (default 500); the growth should stay ≤ 20 %.
+ *   markdown   time to turn a 1 MB article page into Markdown (Readability + node-html-markdown).
+ *
+ * Usage: node bench/web.ts
+ * Environment:
+ *   BENCH_WEB_REQUESTS       plain requests measured per case (default 100)
+ *   BENCH_WEB_RENDERS        renders per concurrency level for pages/minute (default 40)
+ *   BENCH_WEB_LEAK_RENDERS   renders for the leak check (default 500; 0 skips it; the first reading is at 100)
+ *   BENCH_WEB_SKIP_BROWSER   1 to skip the browser parts
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { startTestService } from '../test/support/service.ts';
+import { startLoopbackSite } from '../test/support/web-site.ts';
+import { articlePage } from '../test/support/web-fixtures.ts';
+import { createBrowserPool, isBrowserAvailable } from '../src/browser/index.ts';
+import { createOutboundClient } from '../src/outbound/client.ts';
+import { createDomainBlocklist, createWebScraper, renderContent } from '../src/adapters/web/index.ts';
+
+function count(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 0) throw new Error(`${name} must be a whole number (got "${raw}").`);
+  return value;
+}
+
+const plainRequests = count('BENCH_WEB_REQUESTS', 100);
+const renders = count('BENCH_WEB_RENDERS', 40);
+const leakRenders = count('BENCH_WEB_LEAK_RENDERS', 500);
+const skipBrowser = process.env.BENCH_WEB_SKIP_BROWSER === '1';
+
+function percentile(samples: number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+const ms = (value: number) => `${value.toFixed(1)} ms`;
+
+/** Summed proportional set size (MB) of the processes whose command line names a pool profile. */
+function poolPssMb(): number {
+  let kb = 0;
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('gleaner-chromium-')) continue;
+      const pss = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+      if (pss) kb += Number(pss[1]);
+    } catch {
+      // the process ended while being read
+    }
+  }
+  return kb / 1024;
+}
+
+const site = await startLoopbackSite();
+const page = articlePage().replace('</article>', `${'<p>Filler paragraph to give the page a realistic weight of text. '.repeat(400)}</p></article>`);
+site.route('/page', () => ({ headers: { 'content-type': 'text/html; charset=utf-8' }, body: page }));
+site.route('/js', () => ({
+  headers: { 'content-type': 'text/html; charset=utf-8' },
+  body: '<html><body><div id="app"></div><script>document.getElementById("app").innerHTML = "<h1>Rendered</h1>" + "<p>text</p>".repeat(200);</script></body></html>',
+}));
+
+console.log(`machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? 'unknown cpu'}, node ${process.version}`);
+
+// ---- plain ------------------------------------------------------------------------------------
+{
+  const service = await startTestService({ OUTBOUND_ALLOW_HOSTS: '127.0.0.1' });
+  const user = await service.user({ scraping: plainRequests * 2 + 100 });
+  const url = `${site.url()}/page`;
+  const direct = async () => void (await (await fetch(url)).text());
+  const viaService = async () => {
+    const r = await service.call('POST', '/v1/web', { token: user.token, body: { url } });
+    if (r.status !== 200) throw new Error(`POST /v1/web answered ${r.status}: ${r.text}`);
+  };
+  for (let i = 0; i < 5; i += 1) {
+    await direct();
+    await viaService();
+  }
+  const samples: [number[], number[]] = [[], []];
+  for (let i = 0; i < plainRequests; i += 1) {
+    for (const [index, once] of [direct, viaService].entries()) {
+      const started = performance.now();
+      await once();
+      samples[index].push(performance.now() - started);
+    }
+  }
+  const [d, s] = samples;
+  console.log(`plain (${plainRequests} requests each, ${Math.round(page.length / 1024)} KB page):`);
+  console.log(`  direct fetch     p50 ${ms(percentile(d, 50))}  p99 ${ms(percentile(d, 99))}`);
+  console.log(`  POST /v1/web     p50 ${ms(percentile(s, 50))}  p99 ${ms(percentile(s, 99))}`);
+  console.log(`  added           p50 ${ms(percentile(s, 50) - percentile(d, 50))}  p99 ${ms(percentile(s, 99) - percentile(d, 99))}`);
+  await service.close();
+}
+
+// ---- markdown ---------------------------------------------------------------------------------
+{
+  const section = (i: number) =>
+    `<h2>Section ${i}</h2><p>${'Paragraph text with <a href="/l' + i + '">a link</a> and some words to read. '.repeat(12)}</p><ul><li>item one</li><li>item two</li></ul>`;
+  let body = '';
+  for (let i = 0; body.length < 1024 * 1024; i += 1) body += section(i);
+  const big = `<!DOCTYPE html><html><head><title>Big</title></head><body><nav>menu</nav><article><h1>Big</h1>${body}</article><footer>foot</footer></body></html>`;
+  const times: number[] = [];
+  for (let i = 0; i < 6; i += 1) {
+    const started = performance.now();
+    renderContent(big, 'https://site.example/big', { format: 'markdown' });
+    times.push(performance.now() - started);
+  }
+  times.shift(); // the first run warms the JIT
+  console.log(`markdown: ${(big.length / 1024 / 1024).toFixed(2)} MB page → median ${ms(percentile(times, 50))}, max ${ms(Math.max(...times))} (5 runs)`);
+}
+
+// ---- browser ----------------------------------------------------------------------------------
+const chromium = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+if (skipBrowser || !(await isBrowserAvailable(chromium))) {
+  console.log(skipBrowser ? 'browser: skipped (BENCH_WEB_SKIP_BROWSER=1)' : `browser: skipped, no Chromium at ${chromium}`);
+} else {
+  const pool = createBrowserPool({ executablePath: chromium, navigationTimeoutMs: 60_000, maxPagesPerBrowser: 4, allowHosts: ['127.0.0.1'], idleTimeoutMs: 0 });
+  const outbound = createOutboundClient({ allowHosts: ['127.0.0.1'], timeoutMs: 30_000, connectTimeoutMs: 5_000, headersTimeoutMs: 10_000 });
+  const web = createWebScraper({ timeoutMs: 30_000, browserTimeoutMs: 60_000, proxyConfigured: false }, { outbound, browser: async () => pool, blocklist: createDomainBlocklist() });
+  const renderOnce = async () => {
+    const outcome = await web.scrape({ url: `${site.url()}/js`, method: 'GET', browser: true, format: 'raw', links: false, signal: new AbortController().signal });
+    if (outcome.kind !== 'ok') throw new Error(`render failed: ${JSON.stringify(outcome)}`);
+  };
+  const runConcurrent = async (total: number, concurrency: number, onDone?: (done: number) => void) => {
+    let next = 0;
+    let done = 0;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < total) {
+          next += 1;
+          await renderOnce();
+          done += 1;
+          onDone?.(done);
+        }
+      }),
+    );
+  };
+  await runConcurrent(4, 2); // launch and warm
+  for (const concurrency of [2, 4]) {
+    const started = performance.now();
+    await runConcurrent(renders, concurrency);
+    const minutes = (performance.now() - started) / 60_000;
+    console.log(`browser: ${concurrency} in flight → ${(renders / minutes).toFixed(0)} pages/minute (${renders} renders)`);
+  }
+  if (leakRenders >= 100) {
+    let at100 = 0;
+    await runConcurrent(leakRenders, 2, (done) => {
+      if (done === 100) at100 = poolPssMb();
+    });
+    const atEnd = poolPssMb();
+    const growth = ((atEnd - at100) / at100) * 100;
+    console.log(`leak: pool PSS ${at100.toFixed(0)} MB after 100 renders, ${atEnd.toFixed(0)} MB after ${leakRenders} (${growth >= 0 ? '+' : ''}${growth.toFixed(1)} %)`);
+  } else {
+    console.log('leak: skipped (BENCH_WEB_LEAK_RENDERS below 100)');
+  }
+  await pool.close();
+  await outbound.close();
+}
+await site.close();

@@ -1,0 +1,88 @@
+/**
+ * Public entry of the generic page adapter behind POST /v1/web, and the reading of its settings:
+ * WEB_BLOCKED_DOMAINS, WEB_TIMEOUT_MS, WEB_BROWSER_TIMEOUT_MS and the CAPTCHA_SOLVER_* variables.
+ */
+import type { Capability } from '../../core/capability.ts';
+import { ConfigError } from '../../core/env.ts';
+import type { OutboundClient } from '../../outbound/types.ts';
+import type { BrowserSource } from '../kit/runner.ts';
+import { createDomainBlocklist } from './blocked-domains.ts';
+import { createWebScraper, type WebScraper, type WebScraperSettings } from './scraper.ts';
+import { createCaptchaSolver, SOLVER_FLAVORS, type CaptchaSolverSettings, type SolverFlavor } from './solver.ts';
+
+export { createDomainBlocklist, canonicalHostname, DEFAULT_BLOCKED_DOMAINS, type DomainBlocklist } from './blocked-domains.ts';
+export { createWebScraper, isChargeableStatus, MAX_PAGE_BYTES, MAX_REDIRECTS, plainRequestParts } from './scraper.ts';
+export type { WebOutcome, WebPage, WebRequest, WebScraper, WebScraperSettings } from './scraper.ts';
+export { OUTPUT_FORMATS, extractLinks, renderContent, type OutputFormat } from './formats.ts';
+export { decodePage } from './charset.ts';
+export { isWebContent } from './content-type.ts';
+export { isHeaderObject, forwardableRequestHeaders } from './headers.ts';
+export { captchaTask, createCaptchaSolver, CaptchaSolverError, type CaptchaSolverSettings } from './solver.ts';
+
+export const WEB_DEFAULTS = {
+  timeoutMs: 30_000,
+  browserTimeoutMs: 90_000,
+  solverPollIntervalMs: 3_000,
+  solverTimeoutMs: 60_000,
+  solverFlavor: 'anticaptcha' as SolverFlavor,
+} as const;
+
+export interface WebSettings extends WebScraperSettings {
+  /** WEB_BLOCKED_DOMAINS: added to the contract's list. */
+  blockedDomains: string[];
+  solver?: CaptchaSolverSettings;
+}
+
+export interface WebDeps {
+  outbound: OutboundClient;
+  browser: BrowserSource;
+}
+
+export const webCapability: Capability<WebSettings, WebScraper, WebDeps> = {
+  name: 'web',
+  settings(env) {
+    const blockedDomains = env.list('WEB_BLOCKED_DOMAINS');
+    try {
+      createDomainBlocklist(blockedDomains);
+    } catch (error) {
+      throw new ConfigError(`WEB_BLOCKED_DOMAINS: ${(error as Error).message}`, 'WEB_BLOCKED_DOMAINS');
+    }
+    const solverUrl = env.url('CAPTCHA_SOLVER_URL');
+    const solverKey = env.text('CAPTCHA_SOLVER_KEY');
+    if ((solverUrl === undefined) !== (solverKey === undefined)) {
+      const missing = solverUrl === undefined ? 'CAPTCHA_SOLVER_URL' : 'CAPTCHA_SOLVER_KEY';
+      throw new ConfigError(`${missing} must be set too: the captcha solver needs both CAPTCHA_SOLVER_URL and CAPTCHA_SOLVER_KEY.`, missing);
+    }
+    const flavor = (env.text('CAPTCHA_SOLVER_FLAVOR') ?? WEB_DEFAULTS.solverFlavor).toLowerCase();
+    if (!(SOLVER_FLAVORS as readonly string[]).includes(flavor)) {
+      throw new ConfigError(`CAPTCHA_SOLVER_FLAVOR must be one of ${SOLVER_FLAVORS.join(', ')} (got "${flavor}").`, 'CAPTCHA_SOLVER_FLAVOR');
+    }
+    const browserTimeoutMs = env.positiveInteger('WEB_BROWSER_TIMEOUT_MS') ?? WEB_DEFAULTS.browserTimeoutMs;
+    return {
+      blockedDomains,
+      timeoutMs: env.positiveInteger('WEB_TIMEOUT_MS') ?? WEB_DEFAULTS.timeoutMs,
+      browserTimeoutMs,
+      proxyConfigured: env.text('PROXY_URL') !== undefined,
+      ...(solverUrl !== undefined && solverKey !== undefined
+        ? {
+            solver: {
+              url: solverUrl,
+              key: solverKey,
+              flavor: flavor as SolverFlavor,
+              pollIntervalMs: env.positiveInteger('CAPTCHA_SOLVER_POLL_MS') ?? WEB_DEFAULTS.solverPollIntervalMs,
+              timeoutMs: env.positiveInteger('CAPTCHA_SOLVER_TIMEOUT_MS') ?? WEB_DEFAULTS.solverTimeoutMs,
+            },
+          }
+        : {}),
+    };
+  },
+  start(settings, deps) {
+    return createWebScraper(settings, {
+      outbound: deps.outbound,
+      browser: deps.browser,
+      blocklist: createDomainBlocklist(settings.blockedDomains),
+      solver: settings.solver ? createCaptchaSolver(settings.solver, deps.outbound) : undefined,
+    });
+  },
+  close: async () => undefined,
+};

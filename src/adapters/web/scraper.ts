@@ -1,0 +1,210 @@
+/**
+ * Generic page scraping behind POST /v1/web (docs/web.md): one page fetched with plain HTTP
+ * through the outbound client, or rendered in the shared headless browser (`bypass_captcha`),
+ * turned into the contract's `{url, status_code, headers, content}`.
+ *
+ * Both paths apply the blocked-domain rule to every URL they request: the plain client on the
+ * first URL and on each redirect hop (`checkUrl`), the browser on every main-frame navigation and,
+ * at its guard proxy, on every request the page makes (`checkHost`).
+ */
+import { OutboundError, type OutboundClient } from '../../outbound/types.ts';
+import { CaptchaUnsolvedError, type CaptchaSolverFunction } from '../../browser/challenges.ts';
+import type { BrowserSource } from '../kit/runner.ts';
+import type { UpstreamMethod } from '../kit/types.ts';
+import { headerValue } from '../kit/decode.ts';
+import type { DomainBlocklist } from './blocked-domains.ts';
+import { decodePage } from './charset.ts';
+import { isHtmlType, isWebContent } from './content-type.ts';
+import { extractLinks, renderContent, type OutputFormat } from './formats.ts';
+import { forwardableRequestHeaders, returnedResponseHeaders } from './headers.ts';
+import { CaptchaSolverError } from './solver.ts';
+
+/** The page cap: 10 MB of decoded bytes (docs/spec/contract.md §6). */
+export const MAX_PAGE_BYTES = 10 * 1024 * 1024;
+/** Redirect hops followed at most, each one checked again. */
+export const MAX_REDIRECTS = 10;
+
+export interface WebRequest {
+  url: string;
+  method: UpstreamMethod;
+  headers?: Record<string, string>;
+  /** A string is sent as is; any other JSON value is sent as JSON. */
+  body?: unknown;
+  /** Render in the headless browser and get past interstitials and captchas. */
+  browser: boolean;
+  proxyCountry?: string;
+  format: OutputFormat;
+  links: boolean;
+  signal: AbortSignal;
+}
+
+export interface WebPage {
+  url: string;
+  status_code: number;
+  headers: Record<string, string>;
+  content: string;
+  links?: string[];
+}
+
+/**
+ * What became of the request. Only `ok` is a page to answer (and charge); the target's status
+ * decides that, as the contract says: 2xx, 404 and 410 are answers, anything else is `status`.
+ */
+export type WebOutcome =
+  | { kind: 'ok'; page: WebPage }
+  | { kind: 'status'; status: number }
+  | { kind: 'blocked_domain'; url: string }
+  | { kind: 'private_address'; url: string }
+  | { kind: 'not_a_page'; contentType: string | undefined }
+  | { kind: 'too_large' }
+  | { kind: 'unreachable'; reason: string }
+  | { kind: 'captcha_unsolved'; reason: string }
+  | { kind: 'no_browser' };
+
+export interface WebScraperSettings {
+  /** Deadline of a plain fetch (WEB_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** Deadline of a browser render, captcha solving included (WEB_BROWSER_TIMEOUT_MS). */
+  browserTimeoutMs: number;
+  /** True when PROXY_URL is set, so `proxy_country` has a proxy to rewrite. */
+  proxyConfigured: boolean;
+}
+
+export interface WebScraperDeps {
+  outbound: OutboundClient;
+  browser: BrowserSource;
+  blocklist: DomainBlocklist;
+  /** Undefined when no solver is configured: a captcha then fails the request. */
+  solver?: CaptchaSolverFunction;
+}
+
+export interface WebScraper {
+  /** True when the URL's host is a blocked domain (or under one). */
+  isBlocked(url: string): boolean;
+  /** True when `proxy_country` can be honoured (a proxy is configured). */
+  readonly geoAvailable: boolean;
+  scrape(request: WebRequest): Promise<WebOutcome>;
+}
+
+/** Target statuses that are an answer about the page (and charged). */
+export function isChargeableStatus(status: number): boolean {
+  return (status >= 200 && status < 300) || status === 404 || status === 410;
+}
+
+/** Thrown by the blocked-domain check; the clients turn it into `blocked_host`. */
+class BlockedDomainError extends Error {
+  constructor(hostname: string) {
+    super(`${hostname} is a blocked domain`);
+    this.name = 'BlockedDomainError';
+  }
+}
+
+/** The plain request: the caller's method and body, their headers minus the unsafe ones. */
+export function plainRequestParts(request: Pick<WebRequest, 'headers' | 'body'>): { headers: Record<string, string>; body?: string } {
+  const headers = forwardableRequestHeaders(request.headers ?? {});
+  if (request.body === undefined || request.body === null) return { headers };
+  if (typeof request.body === 'string') return { headers, body: request.body };
+  headers['content-type'] ??= 'application/json';
+  return { headers, body: JSON.stringify(request.body) };
+}
+
+export function createWebScraper(settings: WebScraperSettings, deps: WebScraperDeps): WebScraper {
+  const { outbound, blocklist } = deps;
+  const checkHost = (hostname: string) => {
+    if (blocklist.isBlocked(hostname)) throw new BlockedDomainError(hostname);
+  };
+  const checkUrl = (url: URL) => checkHost(url.hostname);
+
+  async function plain(request: WebRequest): Promise<WebOutcome> {
+    const { headers, body } = plainRequestParts(request);
+    const response = await outbound.fetch(request.url, {
+      method: request.method,
+      headers,
+      body,
+      maxBytes: MAX_PAGE_BYTES,
+      maxRedirects: MAX_REDIRECTS,
+      timeoutMs: settings.timeoutMs,
+      proxyCountry: request.proxyCountry,
+      checkUrl,
+      signal: request.signal,
+    });
+    if (!isChargeableStatus(response.status)) return { kind: 'status', status: response.status };
+    const contentType = headerValue(response.headers, 'content-type');
+    if (!isWebContent(contentType, response.body.subarray(0, 1024))) return { kind: 'not_a_page', contentType };
+    const content = decodePage(response.body, contentType).text;
+    return { kind: 'ok', page: shape(response.url, response.status, response.headers, content, request) };
+  }
+
+  async function rendered(request: WebRequest): Promise<WebOutcome> {
+    const pool = await deps.browser();
+    if (pool === null) return { kind: 'no_browser' };
+    const solver = deps.solver;
+    const page = await pool.fetchPage({
+      url: request.url,
+      timeoutMs: settings.browserTimeoutMs,
+      maxBytes: MAX_PAGE_BYTES,
+      checkUrl,
+      checkHost,
+      signal: request.signal,
+      render: {
+        waitForChallenges: true,
+        solveCaptcha: async (widget, signal) => {
+          if (solver === undefined) throw new CaptchaSolverError('No captcha solver is configured (CAPTCHA_SOLVER_URL, CAPTCHA_SOLVER_KEY)');
+          return solver(widget, signal);
+        },
+      },
+    });
+    if (!isChargeableStatus(page.status)) return { kind: 'status', status: page.status };
+    const contentType = headerValue(page.headers, 'content-type');
+    if (!isWebContent(contentType, Buffer.from(page.body.slice(0, 1024)))) return { kind: 'not_a_page', contentType };
+    return { kind: 'ok', page: shape(page.url, page.status, page.headers, page.body, request) };
+  }
+
+  return {
+    isBlocked(url) {
+      try {
+        return blocklist.isBlocked(new URL(url).hostname);
+      } catch {
+        return false;
+      }
+    },
+    geoAvailable: settings.proxyConfigured,
+    async scrape(request) {
+      try {
+        return await (request.browser ? rendered(request) : plain(request));
+      } catch (error) {
+        if (request.signal.aborted) throw error;
+        return failure(error);
+      }
+    },
+  };
+}
+
+function shape(url: string, status: number, headers: Record<string, string>, content: string, request: WebRequest): WebPage {
+  const contentType = headerValue(headers, 'content-type');
+  const html = isHtmlType(contentType, content);
+  const page: WebPage = {
+    url,
+    status_code: status,
+    headers: returnedResponseHeaders(headers),
+    // Main content only makes sense for HTML; JSON or plain text is returned as it is.
+    content: request.format !== 'raw' && html ? renderContent(content, url, { format: request.format }) : content,
+  };
+  if (request.links) page.links = html ? extractLinks(content, url) : [];
+  return page;
+}
+
+function failure(error: unknown): WebOutcome {
+  if (error instanceof CaptchaUnsolvedError) return { kind: 'captcha_unsolved', reason: error.message };
+  if (!(error instanceof OutboundError)) throw error;
+  switch (error.code) {
+    case 'blocked_host':
+      return { kind: 'blocked_domain', url: error.url };
+    case 'blocked_address':
+      return { kind: 'private_address', url: error.url };
+    case 'too_large':
+      return { kind: 'too_large' };
+    default:
+      return { kind: 'unreachable', reason: `${error.code}: ${error.message}` };
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * Captcha solving through the createTask / getTaskResult protocol that 2Captcha, Anti-Captcha and
+ * CapSolver share (docs/web.md): POST `<url>/createTask` with `{clientKey, task}` answers
+ * `{errorId: 0, taskId}`; POST `<url>/getTaskResult` with `{clientKey, taskId}` answers
+ * `{status: "processing"}` until `{status: "ready", solution: {gRecaptchaResponse | token}}`.
+ * A non-zero `errorId` is a failure (`errorCode`, `errorDescription`). Calls go through the
+ * outbound client like every other request of the service.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { CaptchaKind, CaptchaSolverFunction, CaptchaWidget } from '../../browser/challenges.ts';
+import type { OutboundClient } from '../../outbound/types.ts';
+
+/** Task type names: 2Captcha and Anti-Captcha use one set, CapSolver its own. */
+export const SOLVER_FLAVORS = ['anticaptcha', 'capsolver'] as const;
+export type SolverFlavor = (typeof SOLVER_FLAVORS)[number];
+
+const TASK_TYPES: Record<SolverFlavor, Record<CaptchaKind, string>> = {
+  anticaptcha: {
+    recaptcha_v2: 'RecaptchaV2TaskProxyless',
+    recaptcha_v3: 'RecaptchaV3TaskProxyless',
+    hcaptcha: 'HCaptchaTaskProxyless',
+    turnstile: 'TurnstileTaskProxyless',
+  },
+  capsolver: {
+    recaptcha_v2: 'ReCaptchaV2TaskProxyLess',
+    recaptcha_v3: 'ReCaptchaV3TaskProxyLess',
+    hcaptcha: 'HCaptchaTaskProxyLess',
+    turnstile: 'AntiTurnstileTaskProxyLess',
+  },
+};
+
+export interface CaptchaSolverSettings {
+  /** Base URL of the service (CAPTCHA_SOLVER_URL), e.g. https://api.2captcha.com. */
+  url: string;
+  /** The account key (CAPTCHA_SOLVER_KEY), sent as `clientKey`. */
+  key: string;
+  flavor: SolverFlavor;
+  /** Between two getTaskResult calls (CAPTCHA_SOLVER_POLL_MS). */
+  pollIntervalMs: number;
+  /** For the whole solve, creation to token (CAPTCHA_SOLVER_TIMEOUT_MS). */
+  timeoutMs: number;
+}
+
+export class CaptchaSolverError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'CaptchaSolverError';
+  }
+}
+
+/** Answers from the solver are small JSON objects; anything bigger is not one. */
+const MAX_SOLVER_ANSWER_BYTES = 256 * 1024;
+/** One call to the solver: creation or one poll. */
+const CALL_TIMEOUT_MS = 15_000;
+/** reCAPTCHA v3 needs a minimum score; 0.7 is what most sites accept. */
+const V3_MIN_SCORE = 0.7;
+
+/** The task object for a widget, in the flavour's names. */
+export function captchaTask(widget: CaptchaWidget, flavor: SolverFlavor): Record<string, unknown> {
+  const task: Record<string, unknown> = { type: TASK_TYPES[flavor][widget.kind], websiteURL: widget.pageUrl, websiteKey: widget.siteKey };
+  if (widget.kind === 'recaptcha_v3') Object.assign(task, { pageAction: widget.action ?? 'verify', minScore: V3_MIN_SCORE });
+  if (widget.kind === 'recaptcha_v2' && widget.invisible) task.isInvisible = true;
+  if (widget.kind === 'turnstile' && widget.action !== undefined) task.metadata = { action: widget.action };
+  return task;
+}
+
+/** A solver function for the browser pool, bound to the settings and the outbound client. */
+export function createCaptchaSolver(settings: CaptchaSolverSettings, outbound: OutboundClient): CaptchaSolverFunction {
+  const base = settings.url.endsWith('/') ? settings.url : `${settings.url}/`;
+
+  async function call(method: 'createTask' | 'getTaskResult', payload: Record<string, unknown>, deadline: number, signal: AbortSignal): Promise<Record<string, unknown>> {
+    const response = await outbound.fetch(new URL(method, base).href, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ clientKey: settings.key, ...payload }),
+      maxBytes: MAX_SOLVER_ANSWER_BYTES,
+      maxRedirects: 0,
+      timeoutMs: Math.max(1, Math.min(CALL_TIMEOUT_MS, deadline - Date.now())),
+      signal,
+    });
+    let answer: unknown;
+    try {
+      answer = JSON.parse(response.body.toString('utf8'));
+    } catch {
+      throw new CaptchaSolverError(`${method} answered ${response.status} with a body that is not JSON`);
+    }
+    if (typeof answer !== 'object' || answer === null) throw new CaptchaSolverError(`${method} answered ${response.status} without an object`);
+    const fields = answer as Record<string, unknown>;
+    if (fields.errorId !== undefined && fields.errorId !== 0) {
+      throw new CaptchaSolverError(`${method} failed: ${String(fields.errorCode ?? fields.errorId)} ${String(fields.errorDescription ?? '')}`.trim());
+    }
+    if (response.status < 200 || response.status >= 300) throw new CaptchaSolverError(`${method} answered ${response.status}`);
+    return fields;
+  }
+
+  return async function solve(widget, signal) {
+    const deadline = Date.now() + settings.timeoutMs;
+    const created = await call('createTask', { task: captchaTask(widget, settings.flavor) }, deadline, signal);
+    const taskId = created.taskId;
+    if (typeof taskId !== 'string' && typeof taskId !== 'number') throw new CaptchaSolverError('createTask answered without a taskId');
+    for (;;) {
+      const wait = Math.min(settings.pollIntervalMs, deadline - Date.now());
+      if (wait <= 0) throw new CaptchaSolverError(`No solution within ${settings.timeoutMs} ms`);
+      await sleep(wait, undefined, { signal });
+      if (Date.now() >= deadline) throw new CaptchaSolverError(`No solution within ${settings.timeoutMs} ms`);
+      const result = await call('getTaskResult', { taskId }, deadline, signal);
+      if (result.status === 'processing' || result.status === 'idle') continue;
+      if (result.status !== 'ready') throw new CaptchaSolverError(`getTaskResult answered the status "${String(result.status)}"`);
+      const solution = (result.solution ?? {}) as Record<string, unknown>;
+      const token = solution.gRecaptchaResponse ?? solution.token ?? solution.text;
+      if (typeof token !== 'string' || token === '') throw new CaptchaSolverError('The solution carries no token');
+      return token;
+    }
+  };
+}

@@ -1,0 +1,125 @@
+/** POST /v1/web: one web page, fetched plainly or rendered in a real browser (docs/spec/contract.md §5, docs/web.md). */
+import { httpErrors } from '../core/errors.ts';
+import { boolean, custom, isAbsent, isBlank, object, oneOf, publicAddress, required, string, url } from '../validation/rules.ts';
+import { COUNTRY_CODES } from '../validation/countries.ts';
+import { isHeaderObject, OUTPUT_FORMATS, type WebOutcome } from '../adapters/web/index.ts';
+import { defineEndpoint } from '../pipeline/endpoint.ts';
+
+export const WEB_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+export const WEB_MESSAGES = {
+  domainNotSupported: 'Domain not supported',
+  bypassCombination: 'The bypass captcha option cannot be combined with method, headers, body or proxy_country.',
+  noProxy: 'The proxy country option is not available: no proxy is configured.',
+  headers: 'The headers must be an object of header names and string values.',
+  notAPage: 'The url must point to a web page.',
+  tooLarge: 'The url must point to a page of at most 10 MB.',
+  publicAddress: 'The url must point to a public address.',
+  unreachable: 'The target site could not be reached.',
+  captcha: 'The captcha could not be solved.',
+  answered: (status: number) => `The target site answered ${status}.`,
+} as const;
+
+const isTrue = (value: unknown) => value === true || value === 1 || value === '1';
+
+export const webEndpoint = defineEndpoint({
+  method: 'POST',
+  path: '/v1/web',
+  summary: 'A web page: raw, as text or as Markdown',
+  description:
+    'Fetches the page with the given method, headers and body (1 credit), through a proxy in the given country (5 credits), or renders it in a headless browser that waits out challenge pages and solves captchas (bypass_captcha, 5 credits). Charged when the target answers 2xx, 404 or 410; any other answer is a free 502. Platforms with their own scrapers are refused (403 "Domain not supported").',
+  tag: 'Scraping',
+  input: 'body',
+  schema: {
+    fields: {
+      url: { rules: [required(), string(), url(), publicAddress()], example: 'https://example.com/' },
+      method: { rules: [string(), oneOf(WEB_METHODS)], default: 'GET' },
+      headers: {
+        rules: [object(), custom('headers', isHeaderObject, WEB_MESSAGES.headers)],
+        secret: true,
+        description: 'Request headers, names to string values. Hop-by-hop, Host and Proxy-* headers are dropped. Never stored in history.',
+      },
+      body: {
+        rules: [custom('body', () => true, '')],
+        secret: true,
+        description: 'Request body: a string is sent as is, any other JSON value as JSON. Never stored in history.',
+      },
+      bypass_captcha: { rules: [boolean()], default: false, description: 'Render in a headless browser, wait out challenge pages and solve captchas.' },
+      proxy_country: { rules: [string(), oneOf(COUNTRY_CODES)], description: 'Lowercase ISO 3166-1 alpha-2 code: go out through the proxy in this country.' },
+      format: { rules: [string(), oneOf(OUTPUT_FORMATS)], default: 'raw', description: '`raw`: the body as text; `text` or `markdown`: the main content only.' },
+      links: { rules: [boolean()], default: false, description: "Add `links`: the page's links, absolute, deduplicated, in page order." },
+    },
+    refine(input, errors) {
+      if (!isTrue(input.bypass_captcha)) return;
+      const method = typeof input.method === 'string' && input.method !== '' ? input.method : 'GET';
+      if (method !== 'GET' || !isBlank(input.headers) || !isAbsent(input.body) || !isAbsent(input.proxy_country)) {
+        errors.bypass_captcha = [WEB_MESSAGES.bypassCombination];
+      }
+    },
+  },
+  // Plain pages hold their 1 credit up front; geo and browser pages hold their own price in the handler.
+  billing: { product: 'scraping', operation: 'web', units: (input) => (input.bypass_captcha || input.proxy_country !== undefined ? 0 : 1) },
+  history: true,
+  async afterValidation({ input, services }, errors) {
+    if (!isAbsent(input.proxy_country) && !services.capabilities.web().geoAvailable) {
+      errors.proxy_country = [...(errors.proxy_country ?? []), WEB_MESSAGES.noProxy];
+    }
+  },
+  success: {
+    status: 200,
+    description: "The target's answer: final URL, status, headers and the content as text.",
+    example: {
+      response: {
+        url: 'https://example.com/',
+        status_code: 200,
+        headers: { 'content-type': 'text/html; charset=UTF-8' },
+        content: '<!doctype html><html>…</html>',
+      },
+    },
+  },
+  errors: [403, 502, 503],
+  async handler({ input, services, signal, meter, log }) {
+    const web = services.capabilities.web();
+    if (web.isBlocked(input.url)) throw httpErrors.forbidden(WEB_MESSAGES.domainNotSupported);
+    if (input.bypass_captcha) await meter.cover(1, 'web_browser');
+    else if (input.proxy_country !== undefined) await meter.cover(1, 'web_geo');
+
+    const outcome = await web.scrape({
+      url: input.url,
+      method: input.method,
+      headers: input.headers as Record<string, string> | undefined,
+      body: input.body,
+      browser: input.bypass_captcha,
+      proxyCountry: input.proxy_country,
+      format: input.format,
+      links: input.links,
+      signal,
+    });
+    if (outcome.kind === 'unreachable' || outcome.kind === 'captcha_unsolved') log.warn({ verdict: outcome.kind, reason: outcome.reason }, 'web page not fetched');
+    return { body: { response: answer(outcome) } };
+  },
+});
+
+/** The page, or the error the outcome calls for (nothing is charged for those). */
+function answer(outcome: WebOutcome) {
+  switch (outcome.kind) {
+    case 'ok':
+      return outcome.page;
+    case 'status':
+      throw httpErrors.badGateway(WEB_MESSAGES.answered(outcome.status), { status_code: outcome.status });
+    case 'blocked_domain':
+      throw httpErrors.forbidden(WEB_MESSAGES.domainNotSupported);
+    case 'private_address':
+      throw httpErrors.fieldInvalid('url', WEB_MESSAGES.publicAddress);
+    case 'not_a_page':
+      throw httpErrors.fieldInvalid('url', WEB_MESSAGES.notAPage);
+    case 'too_large':
+      throw httpErrors.fieldInvalid('url', WEB_MESSAGES.tooLarge);
+    case 'captcha_unsolved':
+      throw httpErrors.badGateway(WEB_MESSAGES.captcha);
+    case 'no_browser':
+      throw httpErrors.notConfigured();
+    case 'unreachable':
+      throw httpErrors.badGateway(WEB_MESSAGES.unreachable);
+  }
+}
