@@ -62,6 +62,8 @@ export class CreditLedger {
   readonly #settlements: GroupCommit<SettleItem, number>;
   /** Requests of this process holding credits: their holds are renewed, so only a dead process's expire. */
   readonly #live = new Set<string>();
+  /** Requests this process holds credits for (or is taking a hold for), until they settle. */
+  readonly #holding = new Set<string>();
   #renewal: NodeJS.Timeout | undefined;
 
   constructor(db: Database, options: CreditLedgerOptions) {
@@ -86,6 +88,9 @@ export class CreditLedger {
    * never overdrawn, and the ledger still adds up.
    */
   async hold(request: HoldRequest): Promise<number> {
+    // A request is held once; only the answer of this very call may be recovered below.
+    if (this.#holding.has(request.requestId)) throw new Error(`Request ${request.requestId} already holds credits.`);
+    this.#holding.add(request.requestId);
     let amount: number;
     try {
       amount = await this.#holds.submit(request);
@@ -93,10 +98,14 @@ export class CreditLedger {
       // The statement may have committed before its answer was lost (a connection dropped after
       // the commit; the one-by-one retry then hits the hold's primary key): the row tells.
       const existing = await this.heldFor(request.requestId).catch(() => undefined);
-      if (existing === undefined) throw error;
+      if (existing === undefined) {
+        this.#holding.delete(request.requestId);
+        throw error;
+      }
       amount = existing;
     }
     if (amount > 0) this.#keepAlive(request.requestId);
+    else this.#holding.delete(request.requestId);
     return amount;
   }
 
@@ -195,6 +204,7 @@ export class CreditLedger {
    */
   async settle(requestId: string, charge: number, history?: HistoryRecord): Promise<number> {
     this.#live.delete(requestId);
+    this.#holding.delete(requestId);
     try {
       return await this.#settlements.submit({ settle: { requestId, charge }, history });
     } catch (error) {

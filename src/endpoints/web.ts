@@ -58,7 +58,8 @@ export const webEndpoint = defineEndpoint({
     },
   },
   // Plain pages hold their 1 credit up front; geo and browser pages hold their own price in the handler.
-  billing: { product: 'scraping', operation: 'web', units: (input) => (input.bypass_captcha || input.proxy_country !== undefined ? 0 : 1) },
+  // One page: through the browser, or a geo proxy, at their own price.
+  billing: { product: 'scraping', operation: (input) => (input.bypass_captcha ? 'web_browser' : input.proxy_country !== undefined ? 'web_geo' : 'web') },
   history: true,
   async afterValidation({ input, services }, errors) {
     if (!isAbsent(input.proxy_country) && !services.capabilities.web().geoAvailable) {
@@ -81,8 +82,6 @@ export const webEndpoint = defineEndpoint({
   async handler({ input, services, signal, meter, log }) {
     const web = services.capabilities.web();
     if (web.isBlocked(input.url)) throw httpErrors.forbidden(WEB_MESSAGES.domainNotSupported);
-    if (input.bypass_captcha) await meter.cover(1, 'web_browser');
-    else if (input.proxy_country !== undefined) await meter.cover(1, 'web_geo');
 
     const outcome = await web.scrape({
       url: input.url,

@@ -27,8 +27,11 @@ export type UnitHold = number | { min: number; max: number };
 
 export interface Billing<I> {
   product: Product;
-  /** The price-table row a unit costs (the operator changes prices there, not in code). */
-  operation: Operation;
+  /**
+   * The price-table row a unit costs (the operator changes prices there, not in code), or how the
+   * request picks it (a page through a geo proxy costs `web_geo`).
+   */
+  operation: Operation | ((input: I) => Operation);
   /** Units of `operation` held before the work. Default 1. */
   units?(input: I): UnitHold;
   /**

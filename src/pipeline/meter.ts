@@ -22,6 +22,8 @@ interface MeterOptions {
 
 export class RequestMeter implements Meter {
   readonly #options: MeterOptions;
+  /** The row's operation for this request. */
+  readonly #rowOperation: Operation | undefined;
   /** Units held per operation, and the credits they hold (the ledger's one hold for the request). */
   readonly #units = new Map<Operation, number>();
   readonly #credits = new Map<Operation, number>();
@@ -29,6 +31,8 @@ export class RequestMeter implements Meter {
 
   constructor(options: MeterOptions) {
     this.#options = options;
+    const operation = options.billing?.operation;
+    this.#rowOperation = typeof operation === 'function' ? operation(options.input) : operation;
   }
 
   /** Credits held for this request, all operations together. */
@@ -44,7 +48,8 @@ export class RequestMeter implements Meter {
     if (!billing) return;
     const wanted = billing.units?.(input) ?? 1;
     const range = typeof wanted === 'number' ? { min: wanted, max: wanted } : wanted;
-    const unitPrice = this.#price(billing.operation);
+    const operation = this.#operation();
+    const unitPrice = this.#price(operation);
     const credits = (units: number) => (billing.credits ? billing.credits(units, unitPrice, input) : units * unitPrice);
     const min = credits(range.min);
     const max = credits(range.max);
@@ -53,9 +58,9 @@ export class RequestMeter implements Meter {
     const held = await this.#options.ledger.hold({ requestId: this.#options.requestId, userId: this.#options.userId, product: billing.product, min, max });
     if (held === 0) throw httpErrors.insufficientCredits();
     this.#holdTaken = true;
-    this.#credits.set(billing.operation, held);
+    this.#credits.set(operation, held);
     // A range hold keeps what the balance allowed: that many whole units (the price is linear there).
-    this.#units.set(billing.operation, held === max ? range.max : Math.floor(held / unitPrice));
+    this.#units.set(operation, held === max ? range.max : Math.floor(held / unitPrice));
   }
 
   held(operation?: Operation): number {
@@ -102,8 +107,8 @@ export class RequestMeter implements Meter {
     const billing = this.#options.billing;
     const all = this.heldCredits;
     if (!billing || usedUnits === undefined) return all;
-    const held = this.#credits.get(billing.operation) ?? 0;
-    const unitPrice = this.#price(billing.operation);
+    const held = this.#credits.get(this.#operation()) ?? 0;
+    const unitPrice = this.#price(this.#operation());
     const used = billing.credits ? billing.credits(usedUnits, unitPrice, this.#options.input) : usedUnits * unitPrice;
     if (!Number.isInteger(usedUnits) || usedUnits < 0 || used > held) {
       throw new Error(`${this.#options.route} reported ${usedUnits} units used with ${this.held()} held.`);
@@ -118,7 +123,9 @@ export class RequestMeter implements Meter {
   }
 
   #operation(operation?: Operation): Operation {
-    return operation ?? this.#billing().operation;
+    if (operation) return operation;
+    this.#billing();
+    return this.#rowOperation as Operation;
   }
 
   #price(operation: Operation): number {
