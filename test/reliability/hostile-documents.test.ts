@@ -138,6 +138,21 @@ describe('PDFs that lie or lock', () => {
   }
 });
 
+describe('concurrent PDFs do not starve each other (issue 13 item 4)', () => {
+  test('10 concurrent 3-page PDFs with a balance of 10: 3 succeed, the rest 403, 9 credits charged', async () => {
+    upstream.serve('/files/three.pdf', await countLyingPdf(3, 3), 'application/pdf');
+    const poor = await service.user({ extraction: 10 });
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => service.call('POST', '/v1/pdf', { token: poor.token, body: { url: `${upstream.url}/files/three.pdf` } })),
+    );
+    const statuses = answers.map((a) => a.status).sort();
+    figures.concurrent_pdf_successes = statuses.filter((s) => s === 200).length;
+    for (const answer of answers) assert.equal(houseRuleViolation(answer), null);
+    assert.deepEqual(statuses, [200, 200, 200, 403, 403, 403, 403, 403, 403, 403]);
+    assert.equal(await service.services.ledger.balance(poor.id, 'extraction'), 1);
+  });
+});
+
 test('afterwards: no hold left, the ledger audit clean, and a normal PDF still answers', async () => {
   upstream.serve('/files/after.pdf', await countLyingPdf(1, 1), 'application/pdf');
   const r = await extract('/v1/pdf', '/files/after.pdf');
