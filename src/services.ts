@@ -62,6 +62,9 @@ export async function createPlatformServices(config: Config, options: { migrate?
     if (config.redisUrl) {
       const { Redis } = await import('ioredis');
       const client = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: true });
+      // A lost connection is retried by ioredis and reported by the commands that fail meanwhile;
+      // without a listener each reconnection attempt would also be an "Unhandled error event".
+      client.on('error', () => {});
       opened.push(() => client.disconnect());
       await client.connect();
       redis = client;

@@ -17,7 +17,7 @@ import * as operations from '../operations/index.ts';
 import { OperationError, type OperationStores } from '../operations/index.ts';
 import type { Endpoint, EndpointContext, EndpointResult, HttpMethod } from '../pipeline/endpoint.ts';
 
-const { MAX_AMOUNT, MAX_ID, MAX_TEXT_LENGTH, MIN_BALANCE, MIN_GRANT, MIN_PRICE, STRIPE_CUSTOMER, STRIPE_CUSTOMER_EXAMPLE, DEFAULT_TOKEN_NAME } = operations.rules;
+const { MAX_AMOUNT, MAX_ID, MAX_PRICE, MAX_TEXT_LENGTH, MIN_BALANCE, MIN_GRANT, MIN_PRICE, STRIPE_CUSTOMER, STRIPE_CUSTOMER_EXAMPLE, DEFAULT_TOKEN_NAME } = operations.rules;
 
 /**
  * Laravel's `filled`: the field may be left out, but when present it may not be empty. An empty
@@ -256,7 +256,7 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     description: 'Every server process uses the new price within 5 seconds.',
     fields: {
       operation: { in: 'path', rules: [required(), string()], description: 'An operation of `GET /admin/prices`.', example: 'pdf_page' },
-      credits: amountField(MIN_PRICE, 1),
+      credits: { rules: [required(), integer(), min(MIN_PRICE), max(MAX_PRICE)], example: 1 },
     },
     example: { operation: 'pdf_page', credits: 1 },
     handler: ({ input, stores }) => operations.setPrice(stores, input),

@@ -40,7 +40,15 @@ export async function buildServer(services: Services, options: ServerOptions): P
     requestIdHeader: false,
     return503OnClosing: true,
     // Laravel matches `/v1/pdf/` as `/v1/pdf`: clients that add the slash must keep working.
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: {
+      ignoreTrailingSlash: true,
+      // A path whose percent-encoding is not UTF-8 names no route: answered as any unknown path.
+      onBadUrl: (_path, _request, response) => {
+        const body = JSON.stringify({ message: MESSAGES.notFoundRoute });
+        response.writeHead(404, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'X-Request-Id': randomUUID() });
+        response.end(body);
+      },
+    },
     forceCloseConnections: 'idle',
     clientErrorHandler: answerClientError,
   });
@@ -79,13 +87,16 @@ export async function buildServer(services: Services, options: ServerOptions): P
       reply.code(error.status).headers(error.headers).send(error.body);
       return;
     }
-    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    const unreadBody =
+      error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'too_large' : error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'malformed' : undefined;
+    if (unreadBody) {
       // A table route answers it like any refused call: after authentication (401 first) and the
       // throttle (its headers), recorded in history. The body is never read.
       const endpoint = tableRouteOf(request);
       if (endpoint) {
         try {
-          await runEndpoint(endpoint, request, reply, services, { track: (controller) => inFlight.track(controller), malformedBody: false, bodyTooLarge: true });
+          const scope = { track: (controller: AbortController) => inFlight.track(controller), malformedBody: unreadBody === 'malformed', bodyTooLarge: unreadBody === 'too_large' };
+          await runEndpoint(endpoint, request, reply, services, scope);
         } catch (refusal) {
           if (refusal instanceof HttpError) return reply.code(refusal.status).headers(refusal.headers).send(refusal.body);
           request.log.error({ err: refusal, requestId: request.id }, 'unhandled error');
@@ -93,7 +104,8 @@ export async function buildServer(services: Services, options: ServerOptions): P
         }
         return;
       }
-      reply.code(413).send({ message: MESSAGES.bodyTooLarge });
+      if (unreadBody === 'too_large') reply.code(413).send({ message: MESSAGES.bodyTooLarge });
+      else reply.code(400).send({ message: MESSAGES.invalidJson });
       return;
     }
     if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || error.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') {

@@ -1,6 +1,6 @@
 /** The price table: credits per operation (every server process uses a change within seconds). */
 import { OperationError } from './errors.ts';
-import { amountIssue, MIN_PRICE, oneOfIssue, textIssue } from './rules.ts';
+import { MAX_PRICE, MIN_PRICE, oneOfIssue, textIssue, wholeNumberIssue } from './rules.ts';
 import type { OperationStores } from './stores.ts';
 
 export function listPrices(stores: OperationStores): Promise<Array<{ operation: string; credits: number }>> {
@@ -13,7 +13,7 @@ export async function setPrice(stores: OperationStores, input: { operation: stri
   const known = (await stores.prices.list()).map((p) => p.operation);
   OperationError.throwIfAny([
     textIssue('operation', operation, { required: true }) ?? oneOfIssue('operation', operation, known),
-    amountIssue('credits', input.credits, MIN_PRICE),
+    wholeNumberIssue('credits', input.credits, MIN_PRICE, MAX_PRICE),
   ]);
   await stores.prices.set(operation, input.credits);
   return { operation, credits: input.credits };

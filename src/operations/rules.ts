@@ -22,6 +22,8 @@ export const DEFAULT_TOKEN_NAME = 'default';
 export const MIN_GRANT = 1;
 export const MIN_BALANCE = 0;
 export const MIN_PRICE = 0;
+/** Prices are INTEGER in the database (a price per unit, far below any balance). */
+export const MAX_PRICE = 2_147_483_647;
 
 const issue = (field: string, message: string, predicate: string): Issue => ({ field, message, predicate });
 /** Laravel names a field in its messages with spaces for underscores. */

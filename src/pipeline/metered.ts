@@ -120,7 +120,14 @@ export async function runEndpoint(
   try {
     if (endpoint.throttle) {
       const per = endpoint.throttle.per === 'token' ? `t${caller.tokenId}` : `u${caller.id}`;
-      const decision = await throttle(services.throttle, `${endpoint.method}:${endpoint.path}:${per}`, endpoint.throttle.maxAttempts, endpoint.throttle.windowSeconds);
+      // Fail closed: without its counters (Redis away) a throttled route answers 503, it never
+      // lets unlimited attempts through (PATCH /me guards a secret key).
+      const decision = await throttle(services.throttle, `${endpoint.method}:${endpoint.path}:${per}`, endpoint.throttle.maxAttempts, endpoint.throttle.windowSeconds).catch(
+        (error: unknown) => {
+          request.log.warn({ err: error, requestId }, 'the throttle counters are unreachable; refusing the throttled request');
+          throw httpErrors.busy();
+        },
+      );
       reply.headers(decision.headers);
       if (!decision.allowed) throw httpErrors.tooManyAttempts(decision.headers);
     }

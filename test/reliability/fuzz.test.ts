@@ -103,32 +103,10 @@ function describeCase(outcome: Outcome): string {
 /**
  * Known bugs, each with the request features that trigger it and what it breaks. A breach is
  * excused (and reported under the bug's todo) only when its case has the features and its
- * answer is the one the bug gives.
+ * answer is the one the bug gives. Every bug this tier found is fixed: the list is empty, and a
+ * bug found later goes here while its fix is under way.
  */
-const FILED = 'filed in issue 13, fixed in parallel';
-const FOUND = 'found by this tier, reported to the lead';
-const KNOWN_BUGS: Array<{ name: string; todo: string; matches(fuzz: FuzzCase, outcome: Outcome): boolean }> = [
-  {
-    name: 'issue 13 item 2: nesting thousands of levels deep in a /v1 body answers 500 (stack overflow making the parameters storable)',
-    todo: FILED,
-    matches: (fuzz, outcome) => fuzz.features.includes('deep') && outcome.status === 500,
-  },
-  {
-    name: "issue 13 item 5: a header over Node's limit answers 431 in Fastify's shape, without X-Request-Id",
-    todo: FILED,
-    matches: (fuzz, outcome) => fuzz.features.includes('huge-header') && outcome.status === 431,
-  },
-  {
-    name: 'PUT /admin/prices/{operation} with credits above 2147483647 (the rule allows up to 10^12; the prices column is INTEGER) answers 500',
-    todo: FOUND,
-    matches: (fuzz, outcome) => fuzz.endpoint.path === '/admin/prices/{operation}' && outcome.status === 500,
-  },
-  {
-    name: "a path with a percent-encoded byte sequence that is not UTF-8 (/admin/users/%ED%A0%80) answers 400 in Fastify's shape, without X-Request-Id",
-    todo: FOUND,
-    matches: (fuzz, outcome) => /%ED%A0%80/.test(fuzz.path) && outcome.status === 400,
-  },
-];
+const KNOWN_BUGS: Array<{ name: string; todo: string; matches(fuzz: FuzzCase, outcome: Outcome): boolean }> = [];
 
 /** A Content-Type header that is no media type at all (`%%%`): Fastify refuses it before the route runs. */
 const unparseableContentType = (fuzz: FuzzCase) => fuzz.headers['content-type'] === '%%%';
@@ -181,16 +159,14 @@ test('every /v1 request that passed authentication has its history row', async (
   const oversize = missing.filter((o) => o.status === 413);
   const contentType = missing.filter((o) => unparseableContentType(cases[o.index]) && o.status === 400 && !oversize.includes(o));
   const deep = missing.filter((o) => cases[o.index].features.includes('deep') && !oversize.includes(o) && !contentType.includes(o));
-  await t.test('issue 13 item 5: a body over the limit (413) has no history row', { todo: oversize.length ? FILED : undefined }, () => {
+  await t.test('issue 13 item 5: a body over the limit (413) has its history row', () => {
     assert.equal(oversize.length, 0, oversize.slice(0, 3).map(describeCase).join('\n'));
   });
-  await t.test('issue 13 item 2: a deeply nested /v1 body loses its history row', { todo: deep.length ? FILED : undefined }, () => {
+  await t.test('issue 13 item 2: a deeply nested /v1 body has its history row', () => {
     assert.equal(deep.length, 0, deep.slice(0, 3).map((o) => `${describeCase(o)} (status ${o.status})`).join('\n'));
   });
-  await t.test(
-    'an unparseable Content-Type (`%%%`) is answered 400 before authentication: no history row (and no 401 for a bad token)',
-    { todo: contentType.length ? FOUND : undefined },
-    () => assert.equal(contentType.length, 0, contentType.slice(0, 3).map(describeCase).join('\n')),
+  await t.test('an unparseable Content-Type (`%%%`) is answered after authentication and recorded', () =>
+    assert.equal(contentType.length, 0, contentType.slice(0, 3).map(describeCase).join('\n')),
   );
   const rest = missing.filter((o) => !oversize.includes(o) && !deep.includes(o) && !contentType.includes(o));
   assert.equal(rest.length, 0, `${rest.length} of ${metered.length} metered requests have no history row:\n${rest.slice(0, 10).map((o) => `${describeCase(o)} (status ${o.status})`).join('\n')}`);
@@ -205,11 +181,7 @@ test('afterwards: no credit is held and the ledger audit is clean', async (t) =>
     return { deep: outcome ? cases[outcome.index].features.includes('deep') : false, text: `${h.amount} credits held by ${outcome ? describeCase({ ...outcome, violation: `answered ${outcome.status}` }) : h.request_id}` };
   });
   const deepHolds = held.filter((h) => h.deep).map((h) => h.text);
-  await t.test(
-    'issue 13 item 2: a deeply nested /v1 body leaves its hold behind until the TTL (settling with its history row throws)',
-    { todo: deepHolds.length ? FILED : undefined },
-    () => assert.deepEqual(deepHolds, []),
-  );
+  await t.test('issue 13 item 2: a deeply nested /v1 body leaves no hold behind', () => assert.deepEqual(deepHolds, []));
   assert.deepEqual(held.filter((h) => !h.deep).map((h) => h.text), []);
   assert.deepEqual(await auditMismatches(service), []);
   const charged = await service.services.db.query<{ n: string; credits: string }>('SELECT count(*)::text AS n, COALESCE(sum(credits), 0)::text AS credits FROM request_history WHERE credits > 0');
@@ -224,7 +196,7 @@ describe('malformed input never widens an operation or is stored altered', () =>
   const FILED_RENEWALS = ['[]', '1', '"s"', 'null', '{"user":""}', '{"user":null}', '{"product":" "}'];
   const MALFORMED_RENEWALS = [...FILED_RENEWALS, '{"user":[]}', '{"user":{}}', '{"product":[]}', '{"user":"1e0"}'];
   for (const body of MALFORMED_RENEWALS) {
-    test(`POST /admin/plans/renew with ${body}: a 4xx, no balance reset`, { todo: FILED_RENEWALS.includes(body) ? FILED : undefined }, async () => {
+    test(`POST /admin/plans/renew with ${body}: a 4xx, no balance reset`, async () => {
       const planned = await service.user();
       await service.call('PUT', `/admin/users/${planned.id}/plans/scraping`, { token: ownerToken, body: { plan: 'starter' } });
       const plan = await service.services.ledger.balance(planned.id, 'scraping');
@@ -240,7 +212,7 @@ describe('malformed input never widens an operation or is stored altered', () =>
   // issue 13 item 5: an e-mail with a lone surrogate or a NUL is refused, not stored altered.
   // JSON escapes in the body text: valid JSON, invalid Unicode (or a NUL).
   for (const address of [String.raw`\ud800@x.com`, String.raw`a\udfff@x.com`, String.raw`a\u0000b@x.com`]) {
-    test(`POST /admin/users with the e-mail "${address}": 422, nothing stored`, { todo: address.includes('u0000') ? undefined : FILED }, async () => {
+    test(`POST /admin/users with the e-mail "${address}": 422, nothing stored`, async () => {
       const r = await service.call('POST', '/admin/users', { token: ownerToken, body: `{"name":"Fuzz","email":"${address}"}` });
       assert.equal(r.status, 422, `answered ${r.status}: ${r.text.slice(0, 200)}`);
       assert.ok(r.body.errors.email);
