@@ -2,6 +2,7 @@
 import { httpErrors } from '../core/errors.ts';
 import { publicAddress, required, string, url, urlPathEndsWith } from '../validation/rules.ts';
 import { defineEndpoint } from '../pipeline/endpoint.ts';
+import { ImageResponse, PdfResponse } from './responses.ts';
 import { downloadDocument, MAX_BYTES } from './download.ts';
 import { OcrBusyError } from '../extract/image/index.ts';
 
@@ -23,6 +24,7 @@ const urlField = (extensions: string[], message: string, example: string) => ({
 export const pdfEndpoint = defineEndpoint({
   method: 'POST',
   path: '/v1/pdf',
+  operationId: 'extractPdf',
   summary: 'Text of a PDF, page by page',
   description:
     'Costs 1 credit per page (at most 30 pages). The page count is read before the text: a longer document answers 400 and a balance below the page count answers 403, both free. Encrypted PDFs with an empty user password are read; scanned PDFs without a text layer answer 400.',
@@ -36,6 +38,7 @@ export const pdfEndpoint = defineEndpoint({
   success: {
     status: 200,
     description: 'Metadata and the text of every page.',
+    schema: PdfResponse,
     example: {
       metadata: { word_count: 512, character_count: 3120, page_count: 2, file_size: '183.52 KB', creation_date: 'D:20230101120000Z' },
       pages: [
@@ -67,6 +70,7 @@ export const pdfEndpoint = defineEndpoint({
 export const imageEndpoint = defineEndpoint({
   method: 'POST',
   path: '/v1/image',
+  operationId: 'extractImage',
   summary: 'Text in an image (OCR)',
   description: 'Reads .jpg, .jpeg, .png and .webp images with Tesseract (English). Costs 3 credits on success.',
   tag: 'Extraction',
@@ -78,7 +82,7 @@ export const imageEndpoint = defineEndpoint({
   },
   billing: { product: 'extraction', operation: 'image' },
   history: true,
-  success: { status: 200, description: 'The text found.', example: { text: 'INVOICE\nTotal: 42.00' } },
+  success: { status: 200, description: 'The text found.', schema: ImageResponse, example: { text: 'INVOICE\nTotal: 42.00' } },
   errors: [400, 403, 503],
   async handler({ input, services, signal }) {
     const file = await downloadDocument(services.outbound, input.url, MAX_BYTES.image, signal);
