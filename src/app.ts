@@ -31,6 +31,8 @@ export interface StartOptions {
   bootstrapOwner?: boolean;
   /** Start the OCR engines before listening, so the first image does not wait (serve does). */
   warm?: boolean;
+  /** Told what the start is doing (opening the database, migrating, starting each pool). */
+  progress?: (message: string) => void;
 }
 
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
@@ -41,13 +43,15 @@ export async function startService(config: Config, options: StartOptions = {}): 
   let closeHttp: (() => Promise<void>) | undefined;
   let sweeper: NodeJS.Timeout | undefined;
   try {
+    const progress = options.progress ?? (() => {});
+    progress(embedded ? `opening the database in ${config.dataDir} and applying migrations` : 'connecting to PostgreSQL and applying migrations');
     services = await createPlatformServices(config);
     const owner =
       options.bootstrapOwner !== false && (await services.accounts.userCount()) === 0
         ? await services.accounts.createUser({ name: 'Owner', email: config.ownerEmail, isOwner: true })
         : undefined;
 
-    if (options.warm) await services.capabilities.warm();
+    if (options.warm) await services.capabilities.warm(progress);
     const server = await buildServer(services, { endpoints: options.endpoints ?? ENDPOINTS, version: VERSION, logger: options.logger });
     closeHttp = () => server.app.close();
     if (embedded) adminSocket = await listenAdminSocket(services, config.dataDir);

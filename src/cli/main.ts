@@ -29,7 +29,9 @@ function print(result: unknown, json: boolean): void {
 async function serve(): Promise<void> {
   const config = loadConfig();
   const { startService } = await import('../app.ts');
-  const service = await startService(config, { warm: true });
+  // The first start takes a while (OCR model, browser): say what it is doing.
+  const progress = (message: string) => process.stderr.write(`gleaner: ${message}…\n`);
+  const service = await startService(config, { warm: true, progress });
   if (service.owner) {
     process.stdout.write(
       [

@@ -20,6 +20,8 @@ export interface RequestScope {
   track(controller: AbortController): () => void;
   /** The body was sent but is not valid JSON: answered 400, after authentication. */
   malformedBody: boolean;
+  /** Told what a billed request's hold came to: credits charged, and the rest released (metrics). */
+  settled?(event: { product: string; charged: number; released: number }): void;
 }
 
 export function bearerToken(request: FastifyRequest): string | null {
@@ -93,7 +95,11 @@ export async function runEndpoint(
         }
       : undefined;
     try {
-      if (meter && meter.heldCredits > 0) return { ok: true, charged: await services.ledger.settle(requestId, charge, history) };
+      if (meter && meter.heldCredits > 0) {
+        const charged = await services.ledger.settle(requestId, charge, history);
+        if (endpoint.billing) scope.settled?.({ product: endpoint.billing.product, charged, released: Math.max(0, meter.heldCredits - charged) });
+        return { ok: true, charged };
+      }
       if (history) await services.ledger.record(history);
       return { ok: true, charged: 0 };
     } catch (error) {

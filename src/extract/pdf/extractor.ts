@@ -27,6 +27,8 @@ export interface PdfExtractor {
    * Rejects only when `signal` aborts (with its reason) or the pool is unusable (closed, broken).
    */
   extract(data: Uint8Array, budget: number, signal?: AbortSignal): Promise<PdfOutcome>;
+  /** Threads, documents being parsed and documents waiting (read by the metrics at scrape time). */
+  stats?(): { threads: number; busy: number; queued: number };
   /** Waits for running documents, then stops the threads. */
   close(): Promise<void>;
 }
@@ -70,8 +72,10 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
     resourceLimits: { maxOldGenerationSizeMb: maxHeapMb },
   });
 
+  let running = 0;
   async function extract(data: Uint8Array, budget: number, signal?: AbortSignal): Promise<PdfOutcome> {
     signal?.throwIfAborted();
+    running++;
     const bytes = ownedBytes(data);
     const timeLimit = new AbortController();
     const abort = signal ? AbortSignal.any([timeLimit.signal, signal]) : timeLimit.signal;
@@ -94,12 +98,17 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
       }
       throw error;
     } finally {
+      running--;
       clearTimeout(timer);
       startNotice.close();
     }
   }
 
-  return { extract, close: () => pool.close() };
+  return {
+    extract,
+    stats: () => ({ threads, queued: pool.queueSize, busy: Math.max(0, running - pool.queueSize) }),
+    close: () => pool.close(),
+  };
 }
 
 /**
