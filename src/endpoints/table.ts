@@ -8,6 +8,7 @@ import { getMe, listRequests, patchMe } from './account.ts';
 import { searchEndpoint } from './search.ts';
 import { imageEndpoint, pdfEndpoint } from './extraction.ts';
 import { ADMIN_ENDPOINTS } from './admin.ts';
+import { usageEndpoint } from './usage.ts';
 
 export const ENDPOINTS: readonly Endpoint[] = [
   searchEndpoint,
@@ -16,5 +17,6 @@ export const ENDPOINTS: readonly Endpoint[] = [
   getMe,
   patchMe,
   listRequests,
+  usageEndpoint,
   ...ADMIN_ENDPOINTS,
 ];
