@@ -12,6 +12,7 @@ import { runEndpoint } from '../pipeline/metered.ts';
 import { registerStripeWebhook, STRIPE_WEBHOOK_PATH } from './stripe-webhook.ts';
 import { registerMetrics } from './metrics.ts';
 import { readiness } from './readiness.ts';
+import { registerDashboard } from './dashboard.ts';
 import type { Endpoint } from '../pipeline/endpoint.ts';
 import type { Services } from '../services.ts';
 
@@ -177,6 +178,8 @@ export async function buildServer(services: Services, options: ServerOptions): P
     return state.ready ? { status: 'ready' } : reply.code(503).send({ status: 'unavailable', message: state.reason });
   });
   get('/openapi.json', async () => openapi);
+  // The user dashboard (./dashboard.ts): static files under a strict Content-Security-Policy.
+  registerDashboard(app, allow);
   await app.register(import('@fastify/swagger'), { mode: 'static', specification: { document: openapi as never } });
   await app.register(import('@fastify/swagger-ui'), { routePrefix: '/docs' });
 
