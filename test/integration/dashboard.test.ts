@@ -115,8 +115,8 @@ test('sign in: balances the CLI granted, a billed request in history and chart, 
   await page.waitForSelector('#balances tr[data-product=scraping]');
   assert.equal((await page.textContent('#balances tr[data-product=scraping] .balance'))?.trim(), '248');
   const today = new Date().toISOString().slice(0, 10);
-  await page.waitForFunction(() => (window as any).gleanerChartData !== undefined);
-  const chart = await page.evaluate(() => (window as any).gleanerChartData);
+  await page.waitForFunction(() => (globalThis as any).gleanerChartData !== undefined);
+  const chart = await page.evaluate(() => (globalThis as any).gleanerChartData);
   const scraping = chart.products.indexOf('scraping') + 1;
   assert.equal(chart.data[0].length, 30, '30 days on the x axis');
   assert.equal(chart.data[scraping].at(-1), 2, "today's scraping credits are plotted");
@@ -133,11 +133,11 @@ test('sign in: balances the CLI granted, a billed request in history and chart, 
   assert.equal(rows[1][4], '2', 'the cost of the billed request');
   assert.ok(rows[1][6]?.includes(JSON.stringify(HOSTILE)), 'the parameter is shown as text');
   assert.equal(await page.$$eval('#history script, #history img, #who script, #who img', (found) => found.length), 0);
-  assert.equal(await page.evaluate(() => (window as any).pwned), undefined);
+  assert.equal(await page.evaluate(() => (globalThis as any).pwned), undefined);
 
   await page.fill('#history-filters input[name=status]', '400');
   await page.click('#history-filters button[type=submit]');
-  await page.waitForFunction(() => document.querySelectorAll('#history tbody tr[data-id]').length === 1);
+  await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('#history tbody tr[data-id]').length === 1);
   assert.equal(await page.textContent('#history tbody tr[data-id] .status'), '400');
   await page.fill('#history-filters input[name=status]', '');
   await page.fill('#history-filters input[name=endpoint]', '/v1/pdf');
@@ -166,7 +166,7 @@ test("the owner's Admin tab: users with balances, grant credits, create a user, 
   await page.waitForSelector('#admin-message:not([hidden])');
   assert.equal(await page.textContent('#admin-message'), `User ${user.id}: scraping balance is now ${before + 100}.`);
   assert.equal((await service.call('GET', '/me', { token: user.token })).body.user.balances.scraping, before + 100);
-  await page.waitForFunction((selector) => document.querySelector(selector)?.textContent?.includes('scraping: '), `${row} .balances`);
+  await page.waitForFunction((selector) => (globalThis as any).document.querySelector(selector)?.textContent?.includes('scraping: '), `${row} .balances`);
   assert.match((await page.textContent(`${row} .balances`)) ?? '', new RegExp(`scraping: ${before + 100}`));
 
   await page.fill('#create-user-form input[name=name]', 'Grace');
@@ -181,7 +181,7 @@ test("the owner's Admin tab: users with balances, grant credits, create a user, 
 
   await page.fill('#revoke-form input[name=token]', token.split('|')[0]);
   await page.click('#revoke-form button[type=submit]');
-  await page.waitForFunction(() => document.querySelector('#admin-message')?.textContent?.includes('revoked'));
+  await page.waitForFunction(() => (globalThis as any).document.querySelector('#admin-message')?.textContent?.includes('revoked'));
   assert.equal((await service.call('GET', '/me', { token })).status, 401);
 
   // A refused action shows the API's message.
