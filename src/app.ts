@@ -29,7 +29,7 @@ export interface StartOptions {
   logger?: boolean | object;
   /** Create the owner account on an empty database (default true). */
   bootstrapOwner?: boolean;
-  /** Start the OCR engines before listening, so the first image does not wait (serve does). */
+  /** Start the PDF, OCR and browser pools once listening, so the first requests do not wait (serve does); /ready is 503 until then. */
   warm?: boolean;
   /** Told what the start is doing (opening the database, migrating, starting each pool). */
   progress?: (message: string) => void;
@@ -51,7 +51,6 @@ export async function startService(config: Config, options: StartOptions = {}): 
         ? await services.accounts.createUser({ name: 'Owner', email: config.ownerEmail, isOwner: true })
         : undefined;
 
-    if (options.warm) await services.capabilities.warm(progress);
     const server = await buildServer(services, { endpoints: options.endpoints ?? ENDPOINTS, version: VERSION, logger: options.logger });
     closeHttp = () => server.app.close();
     if (embedded) adminSocket = await listenAdminSocket(services, config.dataDir);
@@ -74,6 +73,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
     await ledger.sweepExpiredHolds();
 
     const address = await server.app.listen({ host: config.host, port: config.port });
+    // The pools start after listening: /health answers at once, /ready says 503 until they are up.
+    if (options.warm) await services.capabilities.warm(progress);
     const url = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1');
 
     let closing: Promise<void> | null = null;

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { startTestService } from '../support/service.ts';
 import { startFakeUpstream } from '../support/fake-upstream.ts';
 import { TEST_ENDPOINTS } from '../support/work-endpoint.ts';
+import { readiness } from '../../src/http/readiness.ts';
 
 const TOKEN = 'metrics-token-0123456789';
 
@@ -87,7 +88,7 @@ test('a bad METRICS_PORT stops the start with the variable name', async () => {
   await assert.rejects(startTestService({ METRICS_PORT: 'abc' }), /METRICS_PORT/);
 });
 
-test('/ready: 503 with the reason when migrations are behind or ahead; /health stays 200', async () => {
+test('/ready: 503 with the reason when migrations are behind or ahead or the pools are starting; /health stays 200', async () => {
   const service = await startTestService();
   try {
     assert.deepEqual((await service.call('GET', '/ready')).body, { status: 'ready' });
@@ -100,6 +101,8 @@ test('/ready: 503 with the reason when migrations are behind or ahead; /health s
     assert.equal(behind.status, 503);
     assert.match(behind.body.message, /pending migrations 0004_refunds/);
     await service.services.db.query("INSERT INTO schema_migrations (version) VALUES ('0004_refunds')");
+    const starting = await readiness({ ...service.services, capabilities: { ...service.services.capabilities, started: () => false } });
+    assert.deepEqual(starting, { ready: false, reason: 'The PDF, OCR and browser pools are starting.' });
     assert.equal((await service.call('GET', '/health')).status, 200);
   } finally {
     await service.close();
