@@ -29,8 +29,10 @@ export interface StartOptions {
   logger?: boolean | object;
   /** Create the owner account on an empty database (default true). */
   bootstrapOwner?: boolean;
-  /** Start the OCR engines before listening, so the first image does not wait (serve does). */
+  /** Start the PDF, OCR and browser pools once listening, so the first requests do not wait (serve does); /ready is 503 until then. */
   warm?: boolean;
+  /** Told what the start is doing (opening the database, migrating, starting each pool). */
+  progress?: (message: string) => void;
 }
 
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
@@ -41,13 +43,14 @@ export async function startService(config: Config, options: StartOptions = {}): 
   let closeHttp: (() => Promise<void>) | undefined;
   let sweeper: NodeJS.Timeout | undefined;
   try {
+    const progress = options.progress ?? (() => {});
+    progress(embedded ? `opening the database in ${config.dataDir} and applying migrations` : 'connecting to PostgreSQL and applying migrations');
     services = await createPlatformServices(config);
     const owner =
       options.bootstrapOwner !== false && (await services.accounts.userCount()) === 0
         ? await services.accounts.createUser({ name: 'Owner', email: config.ownerEmail, isOwner: true })
         : undefined;
 
-    if (options.warm) await services.capabilities.warm();
     const server = await buildServer(services, { endpoints: options.endpoints ?? ENDPOINTS, version: VERSION, logger: options.logger });
     closeHttp = () => server.app.close();
     if (embedded) adminSocket = await listenAdminSocket(services, config.dataDir);
@@ -70,6 +73,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
     await ledger.sweepExpiredHolds();
 
     const address = await server.app.listen({ host: config.host, port: config.port });
+    // The pools start after listening: /health answers at once, /ready says 503 until they are up.
+    if (options.warm) await services.capabilities.warm(progress);
     const url = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1');
 
     let closing: Promise<void> | null = null;

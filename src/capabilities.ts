@@ -16,7 +16,7 @@ import { pdfCapability } from './extract/pdf/capability.ts';
 import type { ImageOcr } from './extract/image/index.ts';
 import { ocrCapability } from './extract/image/capability.ts';
 import { MemorySearchCache, RedisSearchCache, searchCapability, searchWantsBrowser, type SearchChain } from './adapters/search/index.ts';
-import { createUpstreamRunner, type BrowserSource, type UpstreamRunner } from './adapters/kit/runner.ts';
+import { createUpstreamRunner, type BrowserSource, type UpstreamEvent, type UpstreamRunner } from './adapters/kit/runner.ts';
 import { browserCapability, isBrowserAvailable, type BrowserPool } from './browser/index.ts';
 import { webCapability, type WebScraper } from './adapters/web/index.ts';
 import type { OutboundClient } from './outbound/types.ts';
@@ -39,9 +39,25 @@ export interface Capabilities {
   forum(): ForumClient;
   /** The microblog (X) client and its page tokens. */
   microblog(): Microblog;
-  /** Starts what the first request should not wait for (OCR engines). */
-  warm(): Promise<void>;
+  /**
+   * Starts what the first request should not wait for: the PDF threads, the OCR engines and (when
+   * Chromium is installed) the browser pool, telling `progress` what it is doing.
+   */
+  warm(progress?: (message: string) => void): Promise<void>;
+  /** Whether `warm` was asked for and has finished: what readiness waits for (true when never asked). */
+  started(): boolean;
+  /** Queue depth and busy workers of the pools started so far (none is started by asking). */
+  poolStats(): PoolStats[];
+  /** Watches every upstream call's verdict (metrics); returns how to stop watching. */
+  observeUpstreams(listener: (event: UpstreamEvent) => void): () => void;
   close(): Promise<void>;
+}
+
+export interface PoolStats {
+  pool: 'pdf' | 'ocr' | 'browser';
+  workers: number;
+  busy: number;
+  queued: number;
 }
 
 /** A capability started on first use, closed only if it was. */
@@ -59,6 +75,11 @@ class Lazy<S, I, D> {
 
   get(): I {
     return (this.#instance ??= this.#capability.start(this.#settings, this.#deps()));
+  }
+
+  /** The instance if started, without starting it. */
+  peek(): I | undefined {
+    return this.#instance;
   }
 
   get settings(): S {
@@ -97,10 +118,18 @@ export async function createCapabilities(
       logger: deps.logger,
     }),
   );
+  const upstreamListeners = new Set<(event: UpstreamEvent) => void>();
+  const upstreams = createUpstreamRunner({
+    outbound: deps.outbound,
+    browser: browserSource,
+    logger: deps.logger,
+    observe: (event) => upstreamListeners.forEach((listener) => listener(event)),
+  });
   const web = new Lazy(webCapability, env, () => ({ outbound: deps.outbound, browser: browserSource }));
-  const upstreams = createUpstreamRunner({ outbound: deps.outbound, browser: browserSource, logger: deps.logger });
   const forum = new Lazy(forumCapability, env, () => ({ upstreams, logger: deps.logger }));
   const microblog = new Lazy(xCapability, env, () => ({ runner: upstreams, redis: deps.redis, redisPrefix: config.redisPrefix, db: deps.db }));
+  let warmState: 'never' | 'warming' | 'warm' = 'never';
+  let startedBrowser: BrowserPool | null = null;
 
   return {
     pdf: () => pdf.get(),
@@ -111,8 +140,39 @@ export async function createCapabilities(
     upstreams,
     forum: () => forum.get(),
     microblog: () => microblog.get(),
-    async warm() {
+    async warm(progress = () => {}) {
+      warmState = 'warming';
+      progress('starting the PDF pool');
+      pdf.get();
+      progress('starting the OCR pool (loading the English model)');
       await ocr.get().warm();
+      if (await isBrowserAvailable(browserSettings.executablePath)) {
+        progress('starting the browser pool');
+        startedBrowser = await getBrowser();
+      } else {
+        progress('no Chromium found: the browser pool stays off');
+      }
+      warmState = 'warm';
+    },
+    started: () => warmState !== 'warming',
+    poolStats() {
+      const stats: PoolStats[] = [];
+      const pdfStats = pdf.peek()?.stats?.();
+      if (pdfStats) stats.push({ pool: 'pdf', workers: pdfStats.threads, busy: pdfStats.busy, queued: pdfStats.queued });
+      const ocrPool = ocr.peek();
+      if (ocrPool) {
+        const s = ocrPool.stats();
+        stats.push({ pool: 'ocr', workers: s.workers, busy: s.workers - s.idle, queued: s.queued });
+      }
+      if (startedBrowser) {
+        const s = startedBrowser.stats();
+        stats.push({ pool: 'browser', workers: s.running, busy: s.active, queued: s.queued });
+      }
+      return stats;
+    },
+    observeUpstreams(listener) {
+      upstreamListeners.add(listener);
+      return () => upstreamListeners.delete(listener);
     },
     async close() {
       await Promise.all([pdf.close(), ocr.close(), forum.close(), microblog.close(), web.close(), browser?.then((pool) => (pool ? browserCapability.close(pool) : undefined))]);

@@ -4,6 +4,8 @@
  * the CLI opens the database itself (and holds the lock while it does). PostgreSQL mode: the
  * CLI connects directly, whatever servers are running.
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { assertKnownCommand, OperatorError, runOperatorCommand, UsageError, USAGE, type OperatorServices } from '../operator/commands.ts';
 import { sendAdminCommand } from '../operator/admin-socket.ts';
@@ -29,7 +31,9 @@ function print(result: unknown, json: boolean): void {
 async function serve(): Promise<void> {
   const config = loadConfig();
   const { startService } = await import('../app.ts');
-  const service = await startService(config, { warm: true });
+  // The first start takes a while (OCR model, browser): say what it is doing.
+  const progress = (message: string) => process.stderr.write(`gleaner: ${message}…\n`);
+  const service = await startService(config, { warm: true, progress });
   if (service.owner) {
     process.stdout.write(
       [
@@ -77,6 +81,20 @@ async function openStorage(config: Config, options: { migrate: boolean }): Promi
   };
 }
 
+/** Whether DATA_DIR holds an embedded database (PGlite writes PG_VERSION when it creates one). */
+function embeddedDatabaseExists(dataDir: string): boolean {
+  return existsSync(path.join(dataDir, 'pg', 'PG_VERSION'));
+}
+
+function noDatabaseMessage(dataDir: string): string {
+  return [
+    `No gleaner server or database was found in DATA_DIR=${dataDir}.`,
+    'Run the command with the DATA_DIR the server uses (DATA_DIR=/path/to/data gleaner ...; it defaults to ./data of the',
+    'current directory), or set DATABASE_URL when the server uses PostgreSQL.',
+    'To create a new database there on purpose, run `gleaner migrate` or start the server with `gleaner serve`.',
+  ].join('\n');
+}
+
 async function operator(argv: string[]): Promise<unknown> {
   assertKnownCommand(argv);
   const config = loadConfig();
@@ -87,6 +105,9 @@ async function operator(argv: string[]): Promise<unknown> {
       throw reply.usage ? new UsageError(reply.error) : new OperatorError(reply.error);
     }
   }
+  // No server answered on DATA_DIR's socket: open its database directly, but never create one
+  // as a side effect of an operator command (a mistyped DATA_DIR would start an empty ledger).
+  if (!config.databaseUrl && argv[0] !== 'migrate' && !embeddedDatabaseExists(config.dataDir)) throw new OperatorError(noDatabaseMessage(config.dataDir));
   const unlock = config.databaseUrl ? () => {} : lockDataDir(config.dataDir);
   try {
     const services = await openStorage(config, { migrate: argv[0] !== 'migrate' });

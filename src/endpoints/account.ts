@@ -2,6 +2,7 @@
 import { httpErrors } from '../core/errors.ts';
 import { between, custom, email, integer, min, required, string } from '../validation/rules.ts';
 import { defineEndpoint } from '../pipeline/endpoint.ts';
+import { RequestsResponse, UserResponse } from './responses.ts';
 
 const userExample = {
   user: {
@@ -18,13 +19,14 @@ const userExample = {
 export const getMe = defineEndpoint({
   method: 'GET',
   path: '/me',
+  operationId: 'getMe',
   summary: 'Profile and credit balances',
   description: '`credits` is the scraping balance; `balances` lists all three products.',
   tag: 'Account',
   input: 'query',
   schema: { fields: {} },
   history: false,
-  success: { status: 200, description: 'The user.', example: userExample },
+  success: { status: 200, description: 'The user.', schema: UserResponse, example: userExample },
   async handler({ user, services }) {
     const view = await services.accounts.view(user.id);
     if (!view) throw httpErrors.unauthenticated();
@@ -35,6 +37,7 @@ export const getMe = defineEndpoint({
 export const patchMe = defineEndpoint({
   method: 'PATCH',
   path: '/me',
+  operationId: 'updateMe',
   summary: 'Change the e-mail address',
   description: 'Needs the account secret key. At most 6 attempts a minute per token.',
   tag: 'Account',
@@ -47,7 +50,7 @@ export const patchMe = defineEndpoint({
   },
   throttle: { maxAttempts: 6, windowSeconds: 60, per: 'token' },
   history: false,
-  success: { status: 200, description: 'The updated user.', example: userExample },
+  success: { status: 200, description: 'The updated user.', schema: UserResponse, example: userExample },
   errors: [429],
   // The unique e-mail and the secret key are checked beside the format rules: a wrong key is
   // reported even when the e-mail is also malformed.
@@ -67,13 +70,16 @@ export const patchMe = defineEndpoint({
       if ((error as { code?: string }).code === '23505') throw httpErrors.fieldInvalid('email', 'The email has already been taken.');
       throw error;
     }
-    return { body: { user: await services.accounts.view(user.id) } };
+    const view = await services.accounts.view(user.id);
+    if (!view) throw httpErrors.unauthenticated();
+    return { body: { user: view } };
   },
 });
 
 export const listRequests = defineEndpoint({
   method: 'GET',
   path: '/requests',
+  operationId: 'listRequests',
   summary: 'Request history',
   description: 'Newest first, simple pagination (no total), optional filters by endpoint path and HTTP status.',
   tag: 'Account',
@@ -90,6 +96,7 @@ export const listRequests = defineEndpoint({
   success: {
     status: 200,
     description: "Laravel's simplePaginate shape.",
+    schema: RequestsResponse,
     example: {
       current_page: 1,
       data: [

@@ -2,6 +2,7 @@
 import { httpErrors } from '../core/errors.ts';
 import { boolean, publicAddress, required, string, url, urlPathEndsWith } from '../validation/rules.ts';
 import { defineEndpoint, type Meter } from '../pipeline/endpoint.ts';
+import { ImageResponse, PdfResponse } from './responses.ts';
 import { downloadDocument, MAX_BYTES } from './download.ts';
 import { OcrBusyError, type ImageOcr } from '../extract/image/index.ts';
 import { countCharacters, countWords } from '../extract/pdf/result.ts';
@@ -28,6 +29,7 @@ type PdfAnswer = PdfResult & { metadata: PdfResult['metadata'] & { ocr_pages?: n
 export const pdfEndpoint = defineEndpoint({
   method: 'POST',
   path: '/v1/pdf',
+  operationId: 'extractPdf',
   summary: 'Text of a PDF, page by page',
   description:
     'Costs 1 credit per page (at most 30 pages). The page count is read before the text: a longer document answers 400 and a balance below the page count answers 403, both free. Encrypted PDFs with an empty user password are read. ' +
@@ -48,6 +50,7 @@ export const pdfEndpoint = defineEndpoint({
   success: {
     status: 200,
     description: 'Metadata and the text of every page.',
+    schema: PdfResponse,
     example: {
       metadata: { word_count: 512, character_count: 3120, page_count: 2, file_size: '183.52 KB', creation_date: 'D:20230101120000Z' },
       pages: [
@@ -120,6 +123,7 @@ async function readScannedPages(
 export const imageEndpoint = defineEndpoint({
   method: 'POST',
   path: '/v1/image',
+  operationId: 'extractImage',
   summary: 'Text in an image (OCR)',
   description: 'Reads .jpg, .jpeg, .png and .webp images with Tesseract (English). Costs 3 credits on success.',
   tag: 'Extraction',
@@ -131,7 +135,7 @@ export const imageEndpoint = defineEndpoint({
   },
   billing: { product: 'extraction', operation: 'image' },
   history: true,
-  success: { status: 200, description: 'The text found.', example: { text: 'INVOICE\nTotal: 42.00' } },
+  success: { status: 200, description: 'The text found.', schema: ImageResponse, example: { text: 'INVOICE\nTotal: 42.00' } },
   errors: [400, 403, 503],
   async handler({ input, services, signal }) {
     const file = await downloadDocument(services.outbound, input.url, MAX_BYTES.image, signal);

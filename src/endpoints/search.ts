@@ -4,6 +4,7 @@ import { between, integer, min, oneOf, required, string } from '../validation/ru
 import { COUNTRY_CODES } from '../validation/countries.ts';
 import { SEARCH_LANGUAGES, TIME_RANGES } from '../adapters/search/types.ts';
 import { defineEndpoint } from '../pipeline/endpoint.ts';
+import { SearchResponse } from './responses.ts';
 
 export const SEARCH_MESSAGES = {
   noResults: 'No results found!',
@@ -18,6 +19,7 @@ export function searchCost(perPage: number, searchPrice: number): number {
 export const searchEndpoint = defineEndpoint({
   method: 'POST',
   path: '/v1/engine-search',
+  operationId: 'search',
   summary: 'Organic search results',
   description:
     'Results come from the first engine of the configured chain that answers; captchas, consent walls and block pages move on to the next engine. Costs max(3, round(per_page / 3)) credits; no results (404) and no engine answering (502) are free.',
@@ -38,6 +40,7 @@ export const searchEndpoint = defineEndpoint({
   success: {
     status: 200,
     description: 'Organic results in page order.',
+    schema: SearchResponse,
     example: {
       response: [
         {
@@ -49,7 +52,7 @@ export const searchEndpoint = defineEndpoint({
       ],
     },
   },
-  errors: [403, 404, 502],
+  errors: [403, { status: 404, message: SEARCH_MESSAGES.noResults, description: 'The query has no results; nothing was charged.' }, { status: 502, message: SEARCH_MESSAGES.unavailable }],
   async handler({ input, services, signal }) {
     const outcome = await services.capabilities.search().find(
       {

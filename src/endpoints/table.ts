@@ -11,6 +11,7 @@ import { imageEndpoint, pdfEndpoint } from './extraction.ts';
 import { FORUM_ENDPOINTS } from './forum.ts';
 import { ADMIN_ENDPOINTS } from './admin.ts';
 import { MICROBLOG_ENDPOINTS } from './microblog.ts';
+import { usageEndpoint } from './usage.ts';
 
 export const ENDPOINTS: readonly Endpoint[] = [
   searchEndpoint,
@@ -22,5 +23,6 @@ export const ENDPOINTS: readonly Endpoint[] = [
   getMe,
   patchMe,
   listRequests,
+  usageEndpoint,
   ...ADMIN_ENDPOINTS,
 ];

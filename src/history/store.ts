@@ -1,6 +1,7 @@
 /** Request history (docs/spec/contract.md §4): read side. Rows are written by the metered pipeline. */
 import type { Database } from '../storage/db.ts';
 import { isoColumn } from '../accounts/store.ts';
+import { productPlans, usageByDay, usageWindowStart } from './usage.ts';
 
 export interface HistoryRow {
   id: number;
@@ -43,5 +44,12 @@ export class HistoryStore {
       })),
       hasMore,
     };
+  }
+
+  /** Credits and requests per UTC day and product over the last `days` days, and the balances' plans (GET /usage). */
+  async usage(userId: number, days: number, now = new Date()) {
+    const since = usageWindowStart(now, days);
+    const [daily, plans] = await Promise.all([usageByDay(this.db, userId, since), productPlans(this.db, userId)]);
+    return { since, daily, plans };
   }
 }

@@ -1,10 +1,28 @@
-/** The OpenAPI 3.1 document, generated from the endpoint table's schemas. */
+/**
+ * The OpenAPI 3.1 document, generated from the endpoint table: request schemas from each row's
+ * validation schema, answers from each row's `success.schema` (TypeBox, the same object that types
+ * its handler's result), errors from the shared wire shapes. Tools build on it: the typed client
+ * in client/ is generated from it, and `npm test` lints it with Redocly (test/unit/openapi.test.ts).
+ */
 import { pathParameters, toJsonSchema } from '../validation/schema.ts';
-import type { Endpoint } from '../pipeline/endpoint.ts';
+import type { DocumentedError, Endpoint } from '../pipeline/endpoint.ts';
 
-const messageBody = (example: string) => ({
-  'application/json': { schema: { type: 'object', properties: { message: { type: 'string' } } }, example: { message: example } },
-});
+/** Every error answer: Laravel's `{"message": …}`. */
+const ERROR_SCHEMA = {
+  type: 'object',
+  required: ['message'],
+  properties: { message: { type: 'string', description: 'What went wrong, for a person.' } },
+};
+
+/** A 422: every failing rule of every field. */
+const VALIDATION_ERROR_SCHEMA = {
+  type: 'object',
+  required: ['message', 'errors'],
+  properties: {
+    message: { type: 'string', example: 'The given data was invalid.' },
+    errors: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } }, description: 'Messages by field name.' },
+  },
+};
 
 const COMMON_ERRORS: Record<number, { description: string; example: string }> = {
   400: { description: 'The input could not be processed (see the message).', example: 'Unable to download the file.' },
@@ -13,37 +31,110 @@ const COMMON_ERRORS: Record<number, { description: string; example: string }> = 
   404: { description: 'Nothing was found.', example: 'Not found.' },
   409: { description: 'It conflicts with what exists (see the message).', example: 'The Stripe customer cus_NffrFeUfNV2Hib is already linked to user 2.' },
   429: { description: 'Too many attempts in the window; see Retry-After.', example: 'Too Many Attempts.' },
-  502: { description: 'The upstream did not answer usefully; nothing was charged.', example: 'The search engine did not answer, please retry.' },
+  502: { description: 'The upstream did not answer usefully; nothing was charged.', example: 'The upstream service is unavailable, please retry.' },
   503: { description: 'Every worker is busy and the queue is full; nothing was charged. Retry after Retry-After seconds.', example: 'The server is busy, please retry shortly.' },
 };
 
-export function buildOpenApi(endpoints: readonly Endpoint[], info: { version: string }) {
+/** Descriptions of the tags rows use; a tag not listed here is still declared, with a generic one. */
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  Scraping: 'Structured data from public web pages and services. Billed to the scraping balance, only on success.',
+  Extraction: 'Text from documents and images. Billed to the extraction balance, only on success.',
+  Account: 'The caller\'s profile, balances, request history and usage. Never billed.',
+  Admin: 'What the operator\'s command line does, over HTTP. Owner tokens only.',
+};
+
+const errorResponse = (description: string, message: string) => ({
+  description,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' }, example: { message } } },
+});
+
+/** `POST /admin/users/{user}/tokens` → `postAdminUsersByUserTokens`. */
+export function defaultOperationId(method: string, path: string): string {
+  const words = path
+    .split('/')
+    .filter(Boolean)
+    .map((segment) => {
+      const parameter = /^\{(.+)\}$/.exec(segment);
+      return parameter ? `by-${parameter[1]}` : segment;
+    })
+    .join('-')
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean);
+  return method.toLowerCase() + words.map((w) => w[0].toUpperCase() + w.slice(1)).join('');
+}
+
+/**
+ * A JSON Schema describing `example`, for rows that declare no `success.schema`: the types of what
+ * they answer, every key present. `null` stays open (the example cannot tell what else it may be).
+ */
+export function schemaFromExample(value: unknown): Record<string, unknown> {
+  if (value === null || value === undefined) return {};
+  if (Array.isArray(value)) return { type: 'array', items: value.length ? schemaFromExample(value[0]) : {} };
+  switch (typeof value) {
+    case 'string':
+      return { type: 'string' };
+    case 'number':
+      return { type: Number.isInteger(value) ? 'integer' : 'number' };
+    case 'boolean':
+      return { type: 'boolean' };
+    case 'object': {
+      const entries = Object.entries(value as Record<string, unknown>);
+      return {
+        type: 'object',
+        properties: Object.fromEntries(entries.map(([key, item]) => [key, schemaFromExample(item)])),
+        required: entries.filter(([, item]) => item !== null && item !== undefined).map(([key]) => key),
+      };
+    }
+    default:
+      return {};
+  }
+}
+
+function documentedError(error: DocumentedError): { status: number; description: string; message: string } | undefined {
+  if (typeof error === 'number') {
+    const known = COMMON_ERRORS[error];
+    return known && { status: error, description: known.description, message: known.example };
+  }
+  return { status: error.status, description: error.description ?? COMMON_ERRORS[error.status]?.description ?? 'See the message.', message: error.message };
+}
+
+export interface OpenApiOptions {
+  version: string;
+  /** Where the API is served; relative by default, so the document works behind any host name. */
+  serverUrl?: string;
+}
+
+export function buildOpenApi(endpoints: readonly Endpoint[], options: OpenApiOptions) {
   const paths: Record<string, Record<string, unknown>> = {};
+  const tags = new Set<string>();
   for (const endpoint of endpoints) {
+    tags.add(endpoint.tag);
     const schema = toJsonSchema(endpoint.schema);
+    const successSchema = endpoint.success.schema ? stripTypeBoxSymbols(endpoint.success.schema) : endpoint.success.example === undefined ? { type: 'object' } : schemaFromExample(endpoint.success.example);
     const responses: Record<string, unknown> = {
       [endpoint.success.status]: {
         description: endpoint.success.description,
-        content: { 'application/json': endpoint.success.example === undefined ? {} : { example: endpoint.success.example } },
+        content: { 'application/json': { schema: successSchema, ...(endpoint.success.example === undefined ? {} : { example: endpoint.success.example }) } },
       },
-      401: { description: COMMON_ERRORS[401].description, content: messageBody(COMMON_ERRORS[401].example) },
+      401: errorResponse(COMMON_ERRORS[401].description, COMMON_ERRORS[401].example),
       422: {
         description: 'Validation failed: every failing rule of every field is listed.',
         content: {
           'application/json': {
+            schema: { $ref: '#/components/schemas/ValidationError' },
             example: { message: 'The given data was invalid.', errors: { field: ['The field field is required.'] } },
           },
         },
       },
     };
-    for (const status of endpoint.errors ?? []) {
-      const known = COMMON_ERRORS[status];
-      if (known) responses[status] = { description: known.description, content: messageBody(known.example) };
+    for (const error of endpoint.errors ?? []) {
+      const documented = documentedError(error);
+      if (documented) responses[documented.status] = errorResponse(documented.description, documented.message);
     }
-    if (endpoint.access === 'owner') {
-      responses[403] = { description: 'The token is not an owner account\'s.', content: messageBody('This action is unauthorized.') };
-    }
+    if (endpoint.throttle) responses[429] = errorResponse(COMMON_ERRORS[429].description, COMMON_ERRORS[429].example);
+    if (endpoint.access === 'owner') responses[403] = errorResponse('The token is not an owner account\'s.', 'This action is unauthorized.');
     const operation: Record<string, unknown> = {
+      operationId: endpoint.operationId ?? defaultOperationId(endpoint.method, endpoint.path),
       summary: endpoint.summary,
       description: [
         endpoint.description,
@@ -70,10 +161,22 @@ export function buildOpenApi(endpoints: readonly Endpoint[], info: { version: st
     openapi: '3.1.0',
     info: {
       title: 'gleaner',
-      version: info.version,
+      version: options.version,
       description: 'Credit-metered API that turns public web content into structured JSON. Send `Authorization: Bearer <token>`.',
+      license: { name: 'MIT', identifier: 'MIT' },
     },
-    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Sanctum-style token: `<id>|<secret>`' } } },
+    servers: [{ url: options.serverUrl ?? '/', description: 'This server' }],
+    tags: [...tags].sort().map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? `${name} endpoints.` })),
+    security: [{ bearer: [] }],
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Sanctum-style token: `<id>|<secret>`' } },
+      schemas: { Error: ERROR_SCHEMA, ValidationError: VALIDATION_ERROR_SCHEMA },
+    },
     paths,
   };
+}
+
+/** TypeBox schemas are plain JSON Schema plus symbol keys; a JSON round trip drops those. */
+function stripTypeBoxSymbols(schema: object): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(schema));
 }

@@ -11,6 +11,9 @@ import { buildOpenApi } from './openapi.ts';
 import { InFlight } from './in-flight.ts';
 import { runEndpoint } from '../pipeline/metered.ts';
 import { registerStripeWebhook, STRIPE_WEBHOOK_PATH } from './stripe-webhook.ts';
+import { registerMetrics } from './metrics.ts';
+import { readiness } from './readiness.ts';
+import { registerDashboard } from './dashboard.ts';
 import type { Endpoint } from '../pipeline/endpoint.ts';
 import type { Services } from '../services.ts';
 
@@ -26,6 +29,8 @@ export interface ServerOptions {
 export interface GleanerServer {
   app: FastifyInstance;
   inFlight: InFlight;
+  /** Where the METRICS_PORT listener serves /metrics, once listening (undefined when it is off). */
+  metricsUrl(): string | undefined;
   /** Stops accepting, answers what is in flight (closing each connection after its answer). */
   close(): Promise<void>;
 }
@@ -53,8 +58,15 @@ export async function buildServer(services: Services, options: ServerOptions): P
     clientErrorHandler: answerClientError,
   });
   const inFlight = new InFlight();
+  // --- metrics (METRICS_PORT / METRICS_TOKEN; see ./metrics.ts) ---
+  const metrics = await registerMetrics(app, services);
+  // --- end metrics ---
   const run = (endpoint: Endpoint, request: FastifyRequest, reply: FastifyReply) =>
-    runEndpoint(endpoint, request, reply, services, { track: (controller) => inFlight.track(controller), malformedBody: request.body === MALFORMED_BODY });
+    runEndpoint(endpoint, request, reply, services, {
+      track: (controller) => inFlight.track(controller),
+      malformedBody: request.body === MALFORMED_BODY,
+      settled: metrics?.settled,
+    });
 
   let closing = false;
   app.addHook('onRequest', async (request, reply) => {
@@ -198,22 +210,21 @@ export async function buildServer(services: Services, options: ServerOptions): P
     app.get(path, handler);
   };
   get('/health', async () => ({ status: 'ok' }));
+  // Readiness (./readiness.ts): database, Redis, migrations, pools; /health stays liveness only.
   get('/ready', async (_request: FastifyRequest, reply: FastifyReply) => {
-    try {
-      await services.db.query('SELECT 1');
-      if (services.redis) await services.redis.ping();
-      return { status: 'ready' };
-    } catch {
-      return reply.code(503).send({ status: 'unavailable', message: 'The database is not reachable.' });
-    }
+    const state = await readiness(services);
+    return state.ready ? { status: 'ready' } : reply.code(503).send({ status: 'unavailable', message: state.reason });
   });
   get('/openapi.json', async () => openapi);
+  // The user dashboard (./dashboard.ts): static files under a strict Content-Security-Policy.
+  registerDashboard(app, allow);
   await app.register(import('@fastify/swagger'), { mode: 'static', specification: { document: openapi as never } });
   await app.register(import('@fastify/swagger-ui'), { routePrefix: '/docs' });
 
   return {
     app,
     inFlight,
+    metricsUrl: () => metrics?.url(),
     close() {
       closing = true;
       return app.close();

@@ -7,6 +7,7 @@
  * how many units its work needs (`meter.cover`) or used (`units`), never credits.
  */
 import type { FastifyBaseLogger } from 'fastify';
+import type { Static, TSchema } from '@sinclair/typebox';
 import type { FieldErrors } from '../core/errors.ts';
 import type { Fields, InputOf, Schema } from '../validation/schema.ts';
 import type { Product } from '../credits/products.ts';
@@ -68,15 +69,26 @@ export interface EndpointContext<I> {
   log: FastifyBaseLogger;
 }
 
-export interface EndpointResult {
+export interface EndpointResult<B = unknown> {
   status?: number;
-  body: unknown;
+  body: B;
   /** Units of the row's operation the success used, when fewer than were held. Default: all of them. */
   units?: number;
 }
 
-interface RowShape<I, F extends Fields> {
+/**
+ * An error answer a row documents: a status (described with the generic message of that status),
+ * or a status with the row's own message (search's 404 is "No results found!", not "Not found.").
+ */
+export type DocumentedError = number | { status: number; message: string; description?: string };
+
+interface RowShape<I, F extends Fields, S extends TSchema> {
   method: HttpMethod;
+  /**
+   * The operation's name in /openapi.json and the typed client (`search`, `getUsage`). Default:
+   * derived from the method and path (`POST /admin/users/{user}/tokens` → `postAdminUsersByUserTokens`).
+   */
+  operationId?: string;
   /** OpenAPI style: path parameters in braces (`/admin/users/{user}`), each a schema field with `in: 'path'`. */
   path: string;
   summary: string;
@@ -104,23 +116,27 @@ interface RowShape<I, F extends Fields> {
    * failure is reported in one 422. `input` is the request as sent: check types before use.
    */
   afterValidation?(context: { input: Record<string, unknown>; user: AuthenticatedUser; services: HandlerServices }, errors: FieldErrors): Promise<void>;
-  handler(context: EndpointContext<I>): Promise<EndpointResult>;
-  /** For the OpenAPI document: what a success looks like. */
-  success: { status: number; description: string; example?: unknown };
+  handler(context: EndpointContext<I>): Promise<EndpointResult<NoInfer<Static<S>>>>;
+  /**
+   * For the OpenAPI document: what a success looks like. `schema` (TypeBox) is the single source
+   * of the answer's JSON Schema and of the handler's return type; without it the document derives
+   * a schema from `example`.
+   */
+  success: { status: number; description: string; example?: unknown; schema?: S };
   /** Error statuses this route can answer besides 401/422/500, for the docs. */
-  errors?: number[];
+  errors?: DocumentedError[];
 }
 
 /** A row as the table, the pipeline and the OpenAPI generator hold it. */
-export type Endpoint = RowShape<Record<string, unknown>, Fields>;
+export type Endpoint = RowShape<Record<string, unknown>, Fields, TSchema>;
 
 /** A row whose handler and billing are typed from its own schema. */
-export type EndpointDefinition<F extends Fields> = RowShape<InputOf<F>, F>;
+export type EndpointDefinition<F extends Fields, S extends TSchema = TSchema> = RowShape<InputOf<F>, F, S>;
 
 /**
  * Declares one row. The handler's `input` is typed from `schema`; the pipeline hands it exactly
  * what that schema validated and coerced, which is why the row can then be held untyped.
  */
-export function defineEndpoint<const F extends Fields>(definition: EndpointDefinition<F>): Endpoint {
+export function defineEndpoint<const F extends Fields, S extends TSchema = TSchema>(definition: EndpointDefinition<F, S>): Endpoint {
   return definition as unknown as Endpoint;
 }

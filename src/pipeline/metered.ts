@@ -24,6 +24,8 @@ export interface RequestScope {
   malformedBody: boolean;
   /** The body is over the size limit (and was not read): answered 413, after authentication. */
   bodyTooLarge?: boolean;
+  /** Told what a billed request's hold came to: credits charged, and the rest released (metrics). */
+  settled?(event: { product: string; charged: number; released: number }): void;
 }
 
 export function bearerToken(request: FastifyRequest): string | null {
@@ -107,7 +109,11 @@ export async function runEndpoint(
         }
       : undefined;
     try {
-      if (meter && meter.heldCredits > 0) return { ok: true, charged: await services.ledger.settle(requestId, charge, history) };
+      if (meter && meter.heldCredits > 0) {
+        const charged = await services.ledger.settle(requestId, charge, history);
+        if (endpoint.billing) scope.settled?.({ product: endpoint.billing.product, charged, released: Math.max(0, meter.heldCredits - charged) });
+        return { ok: true, charged };
+      }
       if (history) await services.ledger.record(history);
       return { ok: true, charged: 0 };
     } catch (error) {

@@ -13,7 +13,7 @@ const SRC = path.resolve(import.meta.dirname, '../../src');
 
 /** Lowest first. A file's layer is its top folder's (or its own name's, at the top level). */
 const LAYERS: string[][] = [
-  ['core'],
+  ['core', 'metrics'],
   ['storage', 'validation'],
   ['accounts', 'credits', 'history', 'throttle', 'outbound', 'billing'],
   ['browser'],

@@ -37,6 +37,17 @@ export interface FetchOptions {
   log?: boolean;
 }
 
+/**
+ * What one upstream call came to, for whoever watches (the HTTP layer's metrics): the parser's
+ * verdict, or `timeout`/`failed`/`aborted` for a fetch that produced nothing to parse.
+ */
+export interface UpstreamEvent {
+  upstream: string;
+  operation: string;
+  verdict: ParseOutcome<unknown>['kind'] | 'timeout' | 'failed' | 'aborted';
+  durationMs: number;
+}
+
 /** An outcome of the parser, or a fetch that never produced an answer to parse. */
 export type RunOutcome<T> = ParseOutcome<T> | { kind: 'failed'; reason: string; error: unknown };
 
@@ -59,6 +70,8 @@ export interface UpstreamRunnerOptions {
   logger?: UpstreamLogger;
   /** Clock handed to adapters whose requests carry dates. */
   now?: () => Date;
+  /** Told the verdict of every call `run`/`call` makes (never throws into the call). */
+  observe?: (event: UpstreamEvent) => void;
 }
 
 export function describeError(error: unknown): string {
@@ -126,6 +139,21 @@ export function createUpstreamRunner(options: UpstreamRunnerOptions): UpstreamRu
   }
 
   async function run<T>(request: UpstreamRequest, parse: (response: UpstreamResponse) => ParseOutcome<T>, fetch: FetchOptions): Promise<RunOutcome<T>> {
+    const started = performance.now();
+    const outcome = await runOnce(request, parse, fetch);
+    if (options.observe) {
+      const verdict: UpstreamEvent['verdict'] =
+        outcome.kind !== 'failed' ? outcome.kind : outcome.reason === 'aborted' ? 'aborted' : outcome.error instanceof OutboundError && outcome.error.code === 'timeout' ? 'timeout' : 'failed';
+      try {
+        options.observe({ upstream: fetch.upstream, operation: fetch.operation, verdict, durationMs: performance.now() - started });
+      } catch {
+        // A watcher's failure is not the upstream's.
+      }
+    }
+    return outcome;
+  }
+
+  async function runOnce<T>(request: UpstreamRequest, parse: (response: UpstreamResponse) => ParseOutcome<T>, fetch: FetchOptions): Promise<RunOutcome<T>> {
     let response: UpstreamResponse;
     try {
       response = await fetchUpstream(request, fetch);

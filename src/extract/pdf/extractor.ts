@@ -52,6 +52,8 @@ export interface PdfExtractor {
    * copied. Rejects with a PdfRenderError when the document or a page cannot be rendered in time.
    */
   renderPages(data: Uint8Array, pages: number[], options?: RenderOptions): Promise<RenderedPage[]>;
+  /** Threads, documents being worked on and documents waiting (read by the metrics at scrape time). */
+  stats?(): { threads: number; busy: number; queued: number };
   /** Waits for running documents, then stops the threads. */
   close(): Promise<void>;
 }
@@ -111,6 +113,10 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
     resourceLimits: { maxOldGenerationSizeMb: maxHeapMb },
   }));
   starting.catch(() => undefined); // reported by the first task and by close()
+  let startedPool: Piscina<PooledPdfTask, PdfTaskResult> | undefined;
+  void starting.then((pool) => (startedPool = pool), () => undefined);
+  /** Tasks submitted and not yet answered (queued or on a thread), for `stats`. */
+  let running = 0;
 
   /**
    * Runs one task with the time limit; `timeout` when it passes, the caller's reason on abort.
@@ -118,6 +124,7 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
    */
   async function run(task: PdfTask, signal: AbortSignal | undefined): Promise<PdfTaskResult | { kind: 'timeout' }> {
     signal?.throwIfAborted();
+    running++;
     const timeLimit = new AbortController();
     // A retiring thread (its engine's memory must go) answers over the port; aborting its task
     // is how the pool is told to end that very thread and start a fresh one.
@@ -148,6 +155,7 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
       }
       throw error;
     } finally {
+      running--;
       clearTimeout(timer);
       notices.close();
     }
@@ -176,7 +184,16 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
     throw new Error(`unexpected answer to a render: ${outcome.kind}`);
   }
 
-  return { count, extract, renderPages, close: async () => (await starting).close() };
+  return {
+    count,
+    extract,
+    renderPages,
+    stats: () => {
+      const queued = startedPool?.queueSize ?? 0;
+      return { threads, queued, busy: Math.max(0, running - queued) };
+    },
+    close: async () => (await starting).close(),
+  };
 }
 
 /**

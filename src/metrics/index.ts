@@ -1,0 +1,142 @@
+/**
+ * Prometheus metrics (prom-client, the de-facto Node client: text format, histograms, process
+ * metrics). One registry per server, so several servers in one process (tests) do not mix.
+ * Counters are fed by hooks the lower layers offer (the pipeline's `settled`, the upstream
+ * runner's observer); gauges read their sources at scrape time, so an idle server does nothing.
+ * This module imports nothing from the rest of the code: the HTTP layer hands it its sources.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { ConfigError, type EnvReader } from '../core/env.ts';
+
+export interface MetricsSettings {
+  /** A separate listener serving only /metrics (off by default). */
+  port?: number;
+  /** Serve /metrics on the main port too, to `Authorization: Bearer <token>` only. */
+  token?: string;
+}
+
+/** METRICS_PORT and METRICS_TOKEN; with neither, there is no /metrics at all. */
+export function metricsSettings(env: EnvReader): MetricsSettings {
+  const port = env.integer('METRICS_PORT', { min: 0 });
+  if (port !== undefined && port > 65_535) throw new ConfigError(`METRICS_PORT must be a port number (got "${port}").`, 'METRICS_PORT');
+  const token = env.text('METRICS_TOKEN');
+  if (token !== undefined && token.length < 16) throw new ConfigError('METRICS_TOKEN must be at least 16 characters long.', 'METRICS_TOKEN');
+  return { port, token };
+}
+
+/** What the gauges read at scrape time. */
+export interface MetricsSources {
+  pools(): Array<{ pool: string; workers: number; busy: number; queued: number }>;
+  /** Credit holds of requests in flight (or left by a stopped process until swept). */
+  holds(): Promise<{ count: number; credits: number }>;
+}
+
+/** Seconds; from a cached search (~ms) to a 30-page scanned PDF (~a minute). */
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+export class GleanerMetrics {
+  readonly registry = new Registry();
+  readonly #requests: Counter<'method' | 'route' | 'status'>;
+  readonly #latency: Histogram<'method' | 'route'>;
+  readonly #credits: Counter<'product' | 'outcome'>;
+  readonly #upstreams: Counter<'adapter' | 'operation' | 'verdict'>;
+  readonly #upstreamLatency: Histogram<'adapter'>;
+
+  constructor(sources: MetricsSources) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: 'gleaner_' });
+    this.#requests = new Counter({ name: 'gleaner_http_requests_total', help: 'HTTP requests answered, by route template and status.', labelNames: ['method', 'route', 'status'], registers });
+    this.#latency = new Histogram({
+      name: 'gleaner_http_request_duration_seconds',
+      help: 'Time to answer, by route template.',
+      labelNames: ['method', 'route'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.#credits = new Counter({
+      name: 'gleaner_credits_total',
+      help: 'Credits of billed requests: charged on success, released (given back) otherwise.',
+      labelNames: ['product', 'outcome'],
+      registers,
+    });
+    this.#upstreams = new Counter({
+      name: 'gleaner_upstream_calls_total',
+      help: 'Upstream calls by adapter, operation and verdict (ok, empty, not_found, blocked, changed, timeout, failed, aborted).',
+      labelNames: ['adapter', 'operation', 'verdict'],
+      registers,
+    });
+    this.#upstreamLatency = new Histogram({ name: 'gleaner_upstream_duration_seconds', help: 'Upstream call time, by adapter.', labelNames: ['adapter'], buckets: LATENCY_BUCKETS, registers });
+    new Gauge({
+      name: 'gleaner_pool_workers',
+      help: 'Workers of each started pool (pdf threads, OCR engines, browser instances).',
+      labelNames: ['pool'],
+      registers,
+      collect() {
+        this.reset();
+        for (const p of sources.pools()) this.set({ pool: p.pool }, p.workers);
+      },
+    });
+    new Gauge({
+      name: 'gleaner_pool_busy_workers',
+      help: 'Workers of each pool running a job.',
+      labelNames: ['pool'],
+      registers,
+      collect() {
+        this.reset();
+        for (const p of sources.pools()) this.set({ pool: p.pool }, p.busy);
+      },
+    });
+    new Gauge({
+      name: 'gleaner_pool_queue_depth',
+      help: 'Jobs waiting for a worker, per pool.',
+      labelNames: ['pool'],
+      registers,
+      collect() {
+        this.reset();
+        for (const p of sources.pools()) this.set({ pool: p.pool }, p.queued);
+      },
+    });
+    // Both gauges come from one query per scrape.
+    let holds: Promise<{ count: number; credits: number }> | null = null;
+    const readHolds = () => (holds ??= sources.holds().finally(() => setImmediate(() => (holds = null))));
+    new Gauge({
+      name: 'gleaner_credit_holds',
+      help: 'Credit holds outstanding.',
+      registers,
+      async collect() {
+        this.set((await readHolds()).count);
+      },
+    });
+    new Gauge({
+      name: 'gleaner_credit_holds_credits',
+      help: 'Credits held by the outstanding holds.',
+      registers,
+      async collect() {
+        this.set((await readHolds()).credits);
+      },
+    });
+  }
+
+  request(method: string, route: string, status: number, seconds: number): void {
+    this.#requests.inc({ method, route, status: String(status) });
+    this.#latency.observe({ method, route }, seconds);
+  }
+
+  settled(event: { product: string; charged: number; released: number }): void {
+    if (event.charged > 0) this.#credits.inc({ product: event.product, outcome: 'charged' }, event.charged);
+    if (event.released > 0) this.#credits.inc({ product: event.product, outcome: 'released' }, event.released);
+  }
+
+  upstream(event: { upstream: string; operation: string; verdict: string; durationMs: number }): void {
+    this.#upstreams.inc({ adapter: event.upstream, operation: event.operation, verdict: event.verdict });
+    this.#upstreamLatency.observe({ adapter: event.upstream }, event.durationMs / 1000);
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * The user dashboard in real Chromium (playwright-core driving the system's chromium): sign-in
+ * with a real token, balances the CLI just granted, a billed request in history and in the chart's
+ * data, history filters, a wrong token, the owner's Admin tab, and values holding `<script>`
+ * shown as text under the Content-Security-Policy. Screenshots go to the test's temporary folder.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { startTestService, type TestService } from '../support/service.ts';
+import { TEST_ENDPOINTS } from '../support/work-endpoint.ts';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const skip = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (install Debian's chromium or set CHROMIUM_PATH)`;
+const BIN = new URL('../../bin/gleaner', import.meta.url).pathname;
+const HOSTILE = '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">';
+
+let service: TestService;
+let browser: Browser;
+let shots: string;
+let user: { id: number; token: string };
+
+/** Runs the operator's command line against the test server's DATA_DIR / DATABASE_URL. */
+async function cli(...args: string[]): Promise<any> {
+  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent', DATA_DIR: service.env.DATA_DIR };
+  delete env.DATABASE_URL;
+  if (service.env.DATABASE_URL) env.DATABASE_URL = service.env.DATABASE_URL;
+  const { stdout } = await promisify(execFile)(process.execPath, [BIN, ...args, '--json'], { env });
+  return JSON.parse(stdout);
+}
+
+async function openDashboard(): Promise<{ page: Page; problems: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+  const problems: string[] = [];
+  // A CSP violation or a script error shows up here; the page must have none.
+  page.on('console', (message) => message.type() === 'error' && !/Failed to load resource/.test(message.text()) && problems.push(message.text()));
+  page.on('pageerror', (error) => problems.push(error.message));
+  await page.goto(`${service.url}/dashboard`);
+  return { page, problems };
+}
+
+async function signIn(page: Page, token: string): Promise<void> {
+  await page.fill('#token', token);
+  await page.click('#sign-in-form button[type=submit]');
+}
+
+before(async () => {
+  if (skip) return;
+  service = await startTestService({}, { endpoints: TEST_ENDPOINTS });
+  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+  shots = mkdtempSync(join(tmpdir(), 'gleaner-dashboard-'));
+  const created = await service.call('POST', '/admin/users', { token: service.owner!.token, body: { name: HOSTILE, email: 'hostile@example.com' } });
+  assert.equal(created.status, 201);
+  user = { id: created.body.id, token: created.body.token };
+});
+
+after(async () => {
+  await browser?.close();
+  await service?.close();
+  if (shots) console.log(`dashboard screenshots: ${shots}`);
+});
+
+test('the page is static, with a strict CSP and no inline script', { skip }, async () => {
+  const response = await fetch(`${service.url}/dashboard`);
+  assert.equal(response.status, 200);
+  const csp = response.headers.get('content-security-policy') ?? '';
+  assert.match(csp, /default-src 'none'/);
+  assert.match(csp, /script-src 'self'(;|$)/);
+  assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
+  const html = await response.text();
+  for (const script of html.match(/<script\b[^>]*>/g) ?? []) assert.match(script, /\bsrc="\/dashboard\//, script);
+  assert.doesNotMatch(html, /\son[a-z]+=/i, 'no inline event handlers');
+  const chart = await fetch(`${service.url}/dashboard/vendor/uPlot.iife.min.js`);
+  assert.equal(chart.status, 200);
+  assert.match(await chart.text(), /uPlot/);
+});
+
+test('a wrong token gets a clear message and is not kept', { skip }, async () => {
+  const { page, problems } = await openDashboard();
+  await signIn(page, '999|not-a-real-token');
+  await page.waitForSelector('#sign-in-error:not([hidden])');
+  assert.match((await page.textContent('#sign-in-error')) ?? '', /not accepted/);
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('gleaner.token')), null);
+  await page.screenshot({ path: join(shots, 'wrong-token.png') });
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('sign in: balances the CLI granted, a billed request in history and chart, filters, values as text', { skip }, async () => {
+  const granted = await cli('credits', 'grant', '--user', String(user.id), '--product', 'scraping', '--amount', '250');
+  assert.equal(granted.balance, 250);
+
+  const { page, problems } = await openDashboard();
+  await signIn(page, user.token);
+  await page.waitForSelector('#app:not([hidden])');
+  await page.waitForSelector('#balances tr[data-product=scraping]');
+  assert.equal((await page.textContent('#balances tr[data-product=scraping] .balance'))?.trim(), '250');
+  // The token lives in this tab's sessionStorage only: no cookie, no localStorage.
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('gleaner.token')), user.token);
+  assert.equal(await page.evaluate(() => localStorage.length), 0);
+  assert.deepEqual(await page.context().cookies(), []);
+  // The name holds markup: it is shown as text, and nothing ran.
+  assert.ok((await page.textContent('#who'))?.includes(HOSTILE));
+
+  // A billed request (2 credits), one refused (400), each with a parameter holding markup.
+  assert.equal((await service.call('POST', '/v1/test/work', { token: user.token, body: { cost: 2, note: HOSTILE } })).status, 200);
+  assert.equal((await service.call('POST', '/v1/test/work', { token: user.token, body: { outcome: 'fail', note: 'failed one' } })).status, 400);
+
+  await page.reload();
+  await page.waitForSelector('#balances tr[data-product=scraping]');
+  assert.equal((await page.textContent('#balances tr[data-product=scraping] .balance'))?.trim(), '248');
+  const today = new Date().toISOString().slice(0, 10);
+  await page.waitForFunction(() => (globalThis as any).gleanerChartData !== undefined);
+  const chart = await page.evaluate(() => (globalThis as any).gleanerChartData);
+  const scraping = chart.products.indexOf('scraping') + 1;
+  assert.equal(chart.data[0].length, 30, '30 days on the x axis');
+  assert.equal(chart.data[scraping].at(-1), 2, "today's scraping credits are plotted");
+  assert.equal((await page.textContent(`#usage-table tr[data-date="${today}"][data-product=scraping] .credits`))?.trim(), '2');
+  assert.ok(await page.isVisible('#chart canvas'), 'uPlot drew its canvas');
+  await page.screenshot({ path: join(shots, 'overview.png'), fullPage: true });
+
+  await page.click('.tabs button[data-tab=history]');
+  await page.waitForSelector('#history tbody tr[data-id]');
+  const rows = await page.$$eval('#history tbody tr[data-id]', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+  assert.equal(rows.length, 2);
+  assert.equal(rows[0][3], '400');
+  assert.equal(rows[1][3], '200');
+  assert.equal(rows[1][4], '2', 'the cost of the billed request');
+  assert.ok(rows[1][6]?.includes(JSON.stringify(HOSTILE)), 'the parameter is shown as text');
+  assert.equal(await page.$$eval('#history script, #history img, #who script, #who img', (found) => found.length), 0);
+  assert.equal(await page.evaluate(() => (globalThis as any).pwned), undefined);
+
+  await page.fill('#history-filters input[name=status]', '400');
+  await page.click('#history-filters button[type=submit]');
+  await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('#history tbody tr[data-id]').length === 1);
+  assert.equal(await page.textContent('#history tbody tr[data-id] .status'), '400');
+  await page.fill('#history-filters input[name=status]', '');
+  await page.fill('#history-filters input[name=endpoint]', '/v1/pdf');
+  await page.click('#history-filters button[type=submit]');
+  await page.waitForSelector('#history tbody td.hint');
+  await page.screenshot({ path: join(shots, 'history.png'), fullPage: true });
+  assert.equal(await page.isVisible('#admin-tab'), false, 'no Admin tab for a customer');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("the owner's Admin tab: users with balances, grant credits, create a user, revoke a token", { skip }, async () => {
+  const { page, problems } = await openDashboard();
+  await signIn(page, service.owner!.token);
+  await page.waitForSelector('#admin-tab:not([hidden])');
+  await page.click('#admin-tab');
+  const row = `#users tr[data-user="${user.id}"]`;
+  await page.waitForSelector(row);
+  assert.equal(await page.textContent(`${row} .name`), HOSTILE);
+  const before = (await service.call('GET', '/me', { token: user.token })).body.user.balances.scraping;
+
+  await page.fill('#grant-form input[name=user]', String(user.id));
+  await page.selectOption('#grant-form select[name=product]', 'scraping');
+  await page.fill('#grant-form input[name=amount]', '100');
+  await page.click('#grant-form button[value=grant]');
+  await page.waitForSelector('#admin-message:not([hidden])');
+  assert.equal(await page.textContent('#admin-message'), `User ${user.id}: scraping balance is now ${before + 100}.`);
+  assert.equal((await service.call('GET', '/me', { token: user.token })).body.user.balances.scraping, before + 100);
+  await page.waitForFunction((selector) => (globalThis as any).document.querySelector(selector)?.textContent?.includes('scraping: '), `${row} .balances`);
+  assert.match((await page.textContent(`${row} .balances`)) ?? '', new RegExp(`scraping: ${before + 100}`));
+
+  await page.fill('#create-user-form input[name=name]', 'Grace');
+  await page.fill('#create-user-form input[name=email]', 'grace@example.com');
+  await page.click('#create-user-form button[type=submit]');
+  await page.waitForSelector('#created-user:not([hidden])');
+  const shown = (await page.textContent('#created-user')) ?? '';
+  const token = /API token: +(\S+)/.exec(shown)?.[1];
+  assert.ok(token, shown);
+  assert.equal((await service.call('GET', '/me', { token })).body.user.name, 'Grace');
+  await page.screenshot({ path: join(shots, 'admin.png'), fullPage: true });
+
+  await page.fill('#revoke-form input[name=token]', token.split('|')[0]);
+  await page.click('#revoke-form button[type=submit]');
+  await page.waitForFunction(() => (globalThis as any).document.querySelector('#admin-message')?.textContent?.includes('revoked'));
+  assert.equal((await service.call('GET', '/me', { token })).status, 401);
+
+  // A refused action shows the API's message.
+  await page.fill('#grant-form input[name=user]', '999999');
+  await page.click('#grant-form button[value=grant]');
+  await page.waitForSelector('#admin-error:not([hidden])');
+  assert.equal(await page.textContent('#admin-error'), 'There is no user 999999.');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('no script or style is inline in the served files', { skip }, () => {
+  const html = readFileSync(new URL('../../src/dashboard/public/index.html', import.meta.url), 'utf8');
+  assert.doesNotMatch(html, /<style\b|style="/);
+  const js = readFileSync(new URL('../../src/dashboard/public/dashboard.js', import.meta.url), 'utf8');
+  assert.doesNotMatch(js, /innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
+});
