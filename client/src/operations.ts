@@ -131,6 +131,72 @@ export const OPERATIONS = {
       "user"
     ]
   },
+  "postV1Forum": {
+    "method": "POST",
+    "path": "/v1/forum",
+    "input": "body",
+    "pathParams": []
+  },
+  "postV1ForumComment": {
+    "method": "POST",
+    "path": "/v1/forum/comment",
+    "input": "body",
+    "pathParams": []
+  },
+  "postV1ForumPost": {
+    "method": "POST",
+    "path": "/v1/forum/post",
+    "input": "body",
+    "pathParams": []
+  },
+  "postV1ForumSearch": {
+    "method": "POST",
+    "path": "/v1/forum/search",
+    "input": "body",
+    "pathParams": []
+  },
+  "postV1ForumUser": {
+    "method": "POST",
+    "path": "/v1/forum/user",
+    "input": "body",
+    "pathParams": []
+  },
+  "postV1MbLegacy": {
+    "method": "POST",
+    "path": "/v1/mb-legacy",
+    "input": "body",
+    "pathParams": []
+  },
+  "postV1MbSearch": {
+    "method": "POST",
+    "path": "/v1/mb/search",
+    "input": "body",
+    "pathParams": []
+  },
+  "postV1MbTweet": {
+    "method": "POST",
+    "path": "/v1/mb/tweet",
+    "input": "body",
+    "pathParams": []
+  },
+  "postV1MbUser": {
+    "method": "POST",
+    "path": "/v1/mb/user",
+    "input": "body",
+    "pathParams": []
+  },
+  "postV1MbUserTweets": {
+    "method": "POST",
+    "path": "/v1/mb/user-tweets",
+    "input": "body",
+    "pathParams": []
+  },
+  "postV1Web": {
+    "method": "POST",
+    "path": "/v1/web",
+    "input": "body",
+    "pathParams": []
+  },
   "putAdminPricesByOperation": {
     "method": "PUT",
     "path": "/admin/prices/{operation}",

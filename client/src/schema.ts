@@ -9,7 +9,7 @@ export interface paths {
         };
         /**
          * Recompute balances from the ledger
-         * @description Every stored balance against the sum of its ledger; `mismatches` lists those that differ (none, normally).
+         * @description Every stored balance against the sum of its ledger; `mismatches` lists those that differ (none, normally). `user` narrows it; an empty `user` is a 422.
          */
         get: operations["getAdminAudit"];
         put?: never;
@@ -48,7 +48,7 @@ export interface paths {
         put?: never;
         /**
          * Renew plans
-         * @description Resets every balance that has a plan to that plan's credits; `user` and `product` narrow it.
+         * @description Resets every balance that has a plan to that plan's credits; `user` and `product` narrow it. Only leaving them out (an empty object, or no body) renews every user: an empty or null filter, a body that is not a JSON object, or a field the route does not take is a 422.
          */
         post: operations["postAdminPlansRenew"];
         delete?: never;
@@ -375,6 +375,116 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/forum": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Posts of a subreddit
+         * @description One page of a subreddit listing (`/r/{subreddit}/{sort}`), with Reddit's `after`/`before` cursors passed through. Costs 3 credits; an unknown, banned, private or quarantined subreddit (404) and an upstream failure (502) are free.
+         *
+         *     Billed to the **scraping** balance, only on success.
+         */
+        post: operations["postV1Forum"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/forum/comment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A comment with its replies
+         * @description One comment (found with `/api/info`, unless the URL names its post) and its replies (`/comments/{post}/_/{comment}`); `depth` counts from this comment. Send `url` or `id`, not both. Costs 3 credits; an unknown comment (404) and an upstream failure (502) are free.
+         *
+         *     Billed to the **scraping** balance, only on success.
+         */
+        post: operations["postV1ForumComment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/forum/post": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A post with its comments
+         * @description The post and its comment tree (`/comments/{id}`), replies nested; `more_count` counts the comment ids Reddit left unloaded. Send `url` or `id`, not both. Costs 3 credits; an unknown or deleted post (404) and an upstream failure (502) are free.
+         *
+         *     Billed to the **scraping** balance, only on success.
+         */
+        post: operations["postV1ForumPost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/forum/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search posts
+         * @description Reddit search (`/search`, or `/r/{subreddit}/search` restricted to it). No match is an empty page (200). Costs 3 credits; an unknown subreddit (404) and an upstream failure (502) are free.
+         *
+         *     Billed to the **scraping** balance, only on success.
+         */
+        post: operations["postV1ForumSearch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/forum/user": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A user's profile and recent posts
+         * @description The profile (`/user/{username}/about`) and one page of submissions (`/user/{username}/submitted`). A suspended account answers `is_suspended: true` with no posts. Costs 3 credits; an unknown, deleted or shadow-banned user (404) and an upstream failure (502) are free.
+         *
+         *     Billed to the **scraping** balance, only on success.
+         */
+        post: operations["postV1ForumUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/image": {
         parameters: {
             query?: never;
@@ -397,6 +507,118 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/mb-legacy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One microblog post (embed source)
+         * @description The same post item read from X's public embed (syndication) source, which needs no session; it has no view count or source (null). 3 credits; 404 and 502 are free.
+         *
+         *     Billed to the **scraping** balance, only on success.
+         */
+        post: operations["postV1MbLegacy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/mb/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Microblog search
+         * @description Posts matching a query (X search syntax), newest first (`latest`) or ranked (`top`), one page at a time: pass back `next_page_token` or `previous_page_token` (one of them) with the same query. Needs X_ACCOUNTS (503 otherwise). Throttled to 60 requests a minute per user. 10 credits; 404, 502 and 503 are free.
+         *
+         *     Billed to the **scraping** balance, only on success.
+         *
+         *     Throttled: 60 requests per 60 s per user.
+         */
+        post: operations["postV1MbSearch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/mb/tweet": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One microblog post
+         * @description A post on X by URL or id (send exactly one), read through X's GraphQL API with a guest token. 3 credits; a deleted or unavailable post (404) and upstream failures (502) are free.
+         *
+         *     Billed to the **scraping** balance, only on success.
+         */
+        post: operations["postV1MbTweet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/mb/user": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Microblog user profile
+         * @description A user's profile by username. Needs X_ACCOUNTS (503 otherwise). 3 credits; an unknown or suspended user (404), 502 and 503 are free.
+         *
+         *     Billed to the **scraping** balance, only on success.
+         */
+        post: operations["postV1MbUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/mb/user-tweets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A user's recent posts
+         * @description A user's posts, newest first, the pinned post first, including posts X lists inside conversation modules; one page at a time with `next_page_token` or `previous_page_token` (one of them) for the same user. Needs X_ACCOUNTS (503 otherwise). 10 credits; an unknown, suspended or protected user (404), 502 and 503 are free.
+         *
+         *     Billed to the **scraping** balance, only on success.
+         */
+        post: operations["postV1MbUserTweets"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/pdf": {
         parameters: {
             query?: never;
@@ -408,11 +630,33 @@ export interface paths {
         put?: never;
         /**
          * Text of a PDF, page by page
-         * @description Costs 1 credit per page (at most 30 pages). The page count is read before the text: a longer document answers 400 and a balance below the page count answers 403, both free. Encrypted PDFs with an empty user password are read; scanned PDFs without a text layer answer 400.
+         * @description Costs 1 credit per page (at most 30 pages). The page count is read before the text: a longer document answers 400 and a balance below the page count answers 403, both free. Encrypted PDFs with an empty user password are read. A scanned PDF (no text layer) answers 400, unless `ocr` is true: then every page without a text layer is rendered at 300 dpi and read by OCR, costs the image price (3) on top of its page credit, and is listed in `metadata.ocr_pages`.
          *
          *     Billed to the **extraction** balance, only on success.
          */
         post: operations["extractPdf"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/web": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A web page: raw, as text or as Markdown
+         * @description Fetches the page with the given method, headers and body (1 credit), through a proxy in the given country (5 credits), or renders it in a headless browser that waits out challenge pages and solves captchas (bypass_captcha, 5 credits). Charged when the target answers 2xx, 404 or 410; any other answer is a free 502. Platforms with their own scrapers are refused (403 "Domain not supported").
+         *
+         *     Billed to the **scraping** balance, only on success.
+         */
+        post: operations["postV1Web"];
         delete?: never;
         options?: never;
         head?: never;
@@ -714,11 +958,15 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
+                     * @description Only this product (leave it out for every product).
                      * @example scraping
                      * @enum {string}
                      */
                     product?: "scraping" | "extraction" | "blockchain";
-                    /** @example 2 */
+                    /**
+                     * @description Only this user (leave it out for every user).
+                     * @example 2
+                     */
                     user?: number;
                 };
             };
@@ -2828,6 +3076,876 @@ export interface operations {
             };
         };
     };
+    postV1Forum: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The `after` cursor of the previous page (a fullname such as `t3_48dlnt`).
+                     * @example t3_48dlnt
+                     */
+                    after?: string;
+                    /** @default 25 */
+                    limit?: number;
+                    /**
+                     * @default hot
+                     * @enum {string}
+                     */
+                    sort?: "hot" | "new" | "top" | "rising" | "controversial";
+                    /**
+                     * @description Name, with or without `r/`; `a+b` combines subreddits.
+                     * @example redditdev
+                     */
+                    subreddit: string;
+                    /**
+                     * @description Time window of `top` and `controversial` (search: of every sort).
+                     * @enum {string}
+                     */
+                    time_range?: "hour" | "day" | "week" | "month" | "year" | "all";
+                };
+            };
+        };
+        responses: {
+            /** @description Posts in Reddit's order, and the cursors of the neighbouring pages. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "response": {
+                     *         "subreddit": "redditdev",
+                     *         "posts": [
+                     *           {
+                     *             "id": "2gmzqe",
+                     *             "name": "t3_2gmzqe",
+                     *             "subreddit": "redditdev",
+                     *             "title": "[PRAW] HTTPS enabled PRAW testing needed",
+                     *             "author": "bboe",
+                     *             "score": 11,
+                     *             "num_comments": 2,
+                     *             "created_at": "2014-09-17T06:34:31.000000Z",
+                     *             "url": "https://www.reddit.com/r/redditdev/comments/2gmzqe/praw_https_enabled_praw_testing_needed/",
+                     *             "permalink": "https://www.reddit.com/r/redditdev/comments/2gmzqe/praw_https_enabled_praw_testing_needed/",
+                     *             "selftext": "PRAW client developers,\n\nI have made a PRAW branch to test using only HTTPS over the API…",
+                     *             "over_18": false,
+                     *             "is_self": true
+                     *           }
+                     *         ],
+                     *         "after": "t3_2gmzqe",
+                     *         "before": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        response: {
+                            after: string;
+                            before?: unknown;
+                            posts: {
+                                author: string;
+                                created_at: string;
+                                id: string;
+                                is_self: boolean;
+                                name: string;
+                                num_comments: number;
+                                over_18: boolean;
+                                permalink: string;
+                                score: number;
+                                selftext: string;
+                                subreddit: string;
+                                title: string;
+                                url: string;
+                            }[];
+                            subreddit: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The balance is lower than the cost. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "You do not have enough credits to perform this action."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description The upstream did not answer usefully; nothing was charged. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The upstream service is unavailable, please retry."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postV1ForumComment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description `cklfmye` or `t1_cklfmye`. */
+                    id?: string;
+                    /**
+                     * Format: uri
+                     * @description A reddit.com comment permalink (`…/comments/{post}/{slug}/{comment}/`).
+                     * @example https://www.reddit.com/r/redditdev/comments/2gmzqe/praw_https_enabled_praw_testing_needed/cklfmye/
+                     */
+                    url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The comment's fields with nested replies, plus `subreddit` and `post_id`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "response": {
+                     *         "id": "cklfmye",
+                     *         "name": "t1_cklfmye",
+                     *         "author": "paneer_burrito",
+                     *         "body": "Quick question: I remember reading about an issue where the proxy settings for https requests were not getting picked up…",
+                     *         "score": 1,
+                     *         "created_at": "2014-09-18T01:51:52.000000Z",
+                     *         "parent_id": "t3_2gmzqe",
+                     *         "depth": 0,
+                     *         "permalink": "https://www.reddit.com/r/redditdev/comments/2gmzqe/praw_https_enabled_praw_testing_needed/cklfmye/",
+                     *         "replies": [
+                     *           {
+                     *             "id": "cklhv0f",
+                     *             "name": "t1_cklhv0f",
+                     *             "author": "bboe",
+                     *             "body": "Yes it does. That fix is also in the master branch, we just haven't made a release for it (and we probably won't until 3.0).",
+                     *             "score": 1,
+                     *             "created_at": "2014-09-18T03:13:54.000000Z",
+                     *             "parent_id": "t1_cklfmye",
+                     *             "depth": 1,
+                     *             "permalink": "https://www.reddit.com/r/redditdev/comments/2gmzqe/praw_https_enabled_praw_testing_needed/cklhv0f/",
+                     *             "replies": []
+                     *           }
+                     *         ],
+                     *         "subreddit": "redditdev",
+                     *         "post_id": "2gmzqe"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        response: {
+                            author: string;
+                            body: string;
+                            created_at: string;
+                            depth: number;
+                            id: string;
+                            name: string;
+                            parent_id: string;
+                            permalink: string;
+                            post_id: string;
+                            replies: {
+                                author: string;
+                                body: string;
+                                created_at: string;
+                                depth: number;
+                                id: string;
+                                name: string;
+                                parent_id: string;
+                                permalink: string;
+                                replies: unknown[];
+                                score: number;
+                            }[];
+                            score: number;
+                            subreddit: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The balance is lower than the cost. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "You do not have enough credits to perform this action."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description The upstream did not answer usefully; nothing was charged. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The upstream service is unavailable, please retry."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postV1ForumPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description `2gmzqe` or `t3_2gmzqe`. */
+                    id?: string;
+                    /**
+                     * Format: uri
+                     * @description Any reddit.com post URL (`www.`, `old.`, `new.`, `np.`) or `https://redd.it/{id}`.
+                     * @example https://www.reddit.com/r/redditdev/comments/2gmzqe/praw_https_enabled_praw_testing_needed/
+                     */
+                    url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The post's fields, its top-level comments with nested replies, and `more_count`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "response": {
+                     *         "id": "2gmzqe",
+                     *         "name": "t3_2gmzqe",
+                     *         "subreddit": "redditdev",
+                     *         "title": "[PRAW] HTTPS enabled PRAW testing needed",
+                     *         "author": "bboe",
+                     *         "score": 11,
+                     *         "num_comments": 2,
+                     *         "created_at": "2014-09-17T06:34:31.000000Z",
+                     *         "url": "https://www.reddit.com/r/redditdev/comments/2gmzqe/praw_https_enabled_praw_testing_needed/",
+                     *         "permalink": "https://www.reddit.com/r/redditdev/comments/2gmzqe/praw_https_enabled_praw_testing_needed/",
+                     *         "selftext": "PRAW client developers,\n\nI have made a PRAW branch to test using only HTTPS over the API…",
+                     *         "over_18": false,
+                     *         "is_self": true,
+                     *         "comments": [
+                     *           {
+                     *             "id": "cklfmye",
+                     *             "name": "t1_cklfmye",
+                     *             "author": "paneer_burrito",
+                     *             "body": "Quick question: I remember reading about an issue where the proxy settings for https requests were not getting picked up…",
+                     *             "score": 1,
+                     *             "created_at": "2014-09-18T01:51:52.000000Z",
+                     *             "parent_id": "t3_2gmzqe",
+                     *             "depth": 0,
+                     *             "permalink": "https://www.reddit.com/r/redditdev/comments/2gmzqe/praw_https_enabled_praw_testing_needed/cklfmye/",
+                     *             "replies": [
+                     *               {
+                     *                 "id": "cklhv0f",
+                     *                 "name": "t1_cklhv0f",
+                     *                 "author": "bboe",
+                     *                 "body": "Yes it does. That fix is also in the master branch, we just haven't made a release for it (and we probably won't until 3.0).",
+                     *                 "score": 1,
+                     *                 "created_at": "2014-09-18T03:13:54.000000Z",
+                     *                 "parent_id": "t1_cklfmye",
+                     *                 "depth": 1,
+                     *                 "permalink": "https://www.reddit.com/r/redditdev/comments/2gmzqe/praw_https_enabled_praw_testing_needed/cklhv0f/",
+                     *                 "replies": []
+                     *               }
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "more_count": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        response: {
+                            author: string;
+                            comments: {
+                                author: string;
+                                body: string;
+                                created_at: string;
+                                depth: number;
+                                id: string;
+                                name: string;
+                                parent_id: string;
+                                permalink: string;
+                                replies: {
+                                    author: string;
+                                    body: string;
+                                    created_at: string;
+                                    depth: number;
+                                    id: string;
+                                    name: string;
+                                    parent_id: string;
+                                    permalink: string;
+                                    replies: unknown[];
+                                    score: number;
+                                }[];
+                                score: number;
+                            }[];
+                            created_at: string;
+                            id: string;
+                            is_self: boolean;
+                            more_count: number;
+                            name: string;
+                            num_comments: number;
+                            over_18: boolean;
+                            permalink: string;
+                            score: number;
+                            selftext: string;
+                            subreddit: string;
+                            title: string;
+                            url: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The balance is lower than the cost. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "You do not have enough credits to perform this action."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description The upstream did not answer usefully; nothing was charged. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The upstream service is unavailable, please retry."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postV1ForumSearch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The `after` cursor of the previous page (a fullname such as `t3_48dlnt`).
+                     * @example t3_48dlnt
+                     */
+                    after?: string;
+                    /** @default 25 */
+                    limit?: number;
+                    /** @example praw oauth */
+                    query: string;
+                    /**
+                     * @default relevance
+                     * @enum {string}
+                     */
+                    sort?: "relevance" | "hot" | "top" | "new" | "comments";
+                    /** @description Search only this subreddit. */
+                    subreddit?: string;
+                    /**
+                     * @description Time window of `top` and `controversial` (search: of every sort).
+                     * @enum {string}
+                     */
+                    time_range?: "hour" | "day" | "week" | "month" | "year" | "all";
+                };
+            };
+        };
+        responses: {
+            /** @description Matching posts in Reddit's order, and the cursors of the neighbouring pages. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "response": {
+                     *         "query": "praw https",
+                     *         "subreddit": "redditdev",
+                     *         "posts": [
+                     *           {
+                     *             "id": "2gmzqe",
+                     *             "name": "t3_2gmzqe",
+                     *             "subreddit": "redditdev",
+                     *             "title": "[PRAW] HTTPS enabled PRAW testing needed",
+                     *             "author": "bboe",
+                     *             "score": 11,
+                     *             "num_comments": 2,
+                     *             "created_at": "2014-09-17T06:34:31.000000Z",
+                     *             "url": "https://www.reddit.com/r/redditdev/comments/2gmzqe/praw_https_enabled_praw_testing_needed/",
+                     *             "permalink": "https://www.reddit.com/r/redditdev/comments/2gmzqe/praw_https_enabled_praw_testing_needed/",
+                     *             "selftext": "PRAW client developers,\n\nI have made a PRAW branch to test using only HTTPS over the API…",
+                     *             "over_18": false,
+                     *             "is_self": true
+                     *           }
+                     *         ],
+                     *         "after": null,
+                     *         "before": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        response: {
+                            after?: unknown;
+                            before?: unknown;
+                            posts: {
+                                author: string;
+                                created_at: string;
+                                id: string;
+                                is_self: boolean;
+                                name: string;
+                                num_comments: number;
+                                over_18: boolean;
+                                permalink: string;
+                                score: number;
+                                selftext: string;
+                                subreddit: string;
+                                title: string;
+                                url: string;
+                            }[];
+                            query: string;
+                            subreddit: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The balance is lower than the cost. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "You do not have enough credits to perform this action."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description The upstream did not answer usefully; nothing was charged. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The upstream service is unavailable, please retry."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postV1ForumUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The `after` cursor of the previous page (a fullname such as `t3_48dlnt`).
+                     * @example t3_48dlnt
+                     */
+                    after?: string;
+                    /**
+                     * @description With or without `u/`.
+                     * @example PyAPITestUser3
+                     */
+                    username: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The profile, and the user's posts newest first with the cursors of the neighbouring pages. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "response": {
+                     *         "user": {
+                     *           "id": "6c1xj",
+                     *           "name": "PyAPITestUser3",
+                     *           "created_at": "2011-11-29T07:49:13.000000Z",
+                     *           "link_karma": 1,
+                     *           "comment_karma": 0,
+                     *           "is_suspended": false
+                     *         },
+                     *         "posts": [
+                     *           {
+                     *             "id": "2gmzqe",
+                     *             "name": "t3_2gmzqe",
+                     *             "subreddit": "redditdev",
+                     *             "title": "[PRAW] HTTPS enabled PRAW testing needed",
+                     *             "author": "bboe",
+                     *             "score": 11,
+                     *             "num_comments": 2,
+                     *             "created_at": "2014-09-17T06:34:31.000000Z",
+                     *             "url": "https://www.reddit.com/r/redditdev/comments/2gmzqe/praw_https_enabled_praw_testing_needed/",
+                     *             "permalink": "https://www.reddit.com/r/redditdev/comments/2gmzqe/praw_https_enabled_praw_testing_needed/",
+                     *             "selftext": "PRAW client developers,\n\nI have made a PRAW branch to test using only HTTPS over the API…",
+                     *             "over_18": false,
+                     *             "is_self": true
+                     *           }
+                     *         ],
+                     *         "after": null,
+                     *         "before": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        response: {
+                            after?: unknown;
+                            before?: unknown;
+                            posts: {
+                                author: string;
+                                created_at: string;
+                                id: string;
+                                is_self: boolean;
+                                name: string;
+                                num_comments: number;
+                                over_18: boolean;
+                                permalink: string;
+                                score: number;
+                                selftext: string;
+                                subreddit: string;
+                                title: string;
+                                url: string;
+                            }[];
+                            user: {
+                                comment_karma: number;
+                                created_at: string;
+                                id: string;
+                                is_suspended: boolean;
+                                link_karma: number;
+                                name: string;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The balance is lower than the cost. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "You do not have enough credits to perform this action."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description The upstream did not answer usefully; nothing was charged. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The upstream service is unavailable, please retry."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     extractImage: {
         parameters: {
             query?: never;
@@ -2941,6 +4059,870 @@ export interface operations {
             };
         };
     };
+    postV1MbLegacy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description The post id; send it as a string (ids exceed JSON numbers). */
+                    id?: string;
+                    /**
+                     * Format: uri
+                     * @example https://x.com/XDevelopers/status/2019881223666233717
+                     */
+                    url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The post item. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "response": {
+                     *         "id": "2019881223666233717",
+                     *         "tweet_url": "https://x.com/XDevelopers/status/2019881223666233717",
+                     *         "text": "Officially launching X API Pay-Per-Use…",
+                     *         "like_count": 5569,
+                     *         "view_count": null,
+                     *         "source": null,
+                     *         "sensitive": false,
+                     *         "media": [
+                     *           {
+                     *             "type": "video",
+                     *             "image_url": "https://pbs.twimg.com/ext_tw_video_thumb/1/pu/img/a.jpg",
+                     *             "video_url": "https://video.twimg.com/ext_tw_video/1/pu/vid/1280x720/a.mp4"
+                     *           }
+                     *         ],
+                     *         "created_at": "2026-02-06T21:09:45.000000Z",
+                     *         "author": {
+                     *           "id": "2244994945",
+                     *           "username": "XDevelopers",
+                     *           "name": "Developers"
+                     *         },
+                     *         "reply_count": 783,
+                     *         "retweet_count": 832,
+                     *         "quote_count": 573,
+                     *         "lang": "en"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        response: {
+                            author: {
+                                id: string;
+                                name: string;
+                                username: string;
+                            };
+                            created_at: string;
+                            id: string;
+                            lang: string;
+                            like_count: number;
+                            media: {
+                                image_url: string;
+                                type: string;
+                                video_url: string;
+                            }[];
+                            quote_count: number;
+                            reply_count: number;
+                            retweet_count: number;
+                            sensitive: boolean;
+                            source?: unknown;
+                            text: string;
+                            tweet_url: string;
+                            view_count?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The balance is lower than the cost. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "You do not have enough credits to perform this action."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description The upstream did not answer usefully; nothing was charged. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The upstream service is unavailable, please retry."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postV1MbSearch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description From the previous answer's pagination: the next (older) page. */
+                    next_page_token?: string;
+                    /** @description From the previous answer's pagination: the previous (newer) page. */
+                    previous_page_token?: string;
+                    /**
+                     * @default latest
+                     * @enum {string}
+                     */
+                    product?: "latest" | "top";
+                    /** @example from:XDevelopers api */
+                    query: string;
+                };
+            };
+        };
+        responses: {
+            /** @description One page of posts and the tokens of the pages around it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "response": [
+                     *         {
+                     *           "id": "2019881223666233717",
+                     *           "tweet_url": "https://x.com/XDevelopers/status/2019881223666233717",
+                     *           "text": "Officially launching X API Pay-Per-Use…",
+                     *           "like_count": 5569,
+                     *           "view_count": 2525462,
+                     *           "source": "Twitter Web App",
+                     *           "sensitive": false,
+                     *           "media": [
+                     *             {
+                     *               "type": "video",
+                     *               "image_url": "https://pbs.twimg.com/ext_tw_video_thumb/1/pu/img/a.jpg",
+                     *               "video_url": "https://video.twimg.com/ext_tw_video/1/pu/vid/1280x720/a.mp4"
+                     *             }
+                     *           ],
+                     *           "created_at": "2026-02-06T21:09:45.000000Z",
+                     *           "author": {
+                     *             "id": "2244994945",
+                     *             "username": "XDevelopers",
+                     *             "name": "Developers"
+                     *           },
+                     *           "reply_count": 783,
+                     *           "retweet_count": 832,
+                     *           "quote_count": 573,
+                     *           "lang": "en"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "next_page_token": "eyJjIjoi…",
+                     *         "previous_page_token": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        pagination: {
+                            next_page_token: string;
+                            previous_page_token?: unknown;
+                        };
+                        response: {
+                            author: {
+                                id: string;
+                                name: string;
+                                username: string;
+                            };
+                            created_at: string;
+                            id: string;
+                            lang: string;
+                            like_count: number;
+                            media: {
+                                image_url: string;
+                                type: string;
+                                video_url: string;
+                            }[];
+                            quote_count: number;
+                            reply_count: number;
+                            retweet_count: number;
+                            sensitive: boolean;
+                            source: string;
+                            text: string;
+                            tweet_url: string;
+                            view_count: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The balance is lower than the cost. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "You do not have enough credits to perform this action."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Too many attempts in the window; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too Many Attempts."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The upstream did not answer usefully; nothing was charged. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The upstream service is unavailable, please retry."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every worker is busy and the queue is full; nothing was charged. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The server is busy, please retry shortly."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postV1MbTweet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description The post id; send it as a string (ids exceed JSON numbers). */
+                    id?: string;
+                    /**
+                     * Format: uri
+                     * @example https://x.com/XDevelopers/status/2019881223666233717
+                     */
+                    url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The post item. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "response": {
+                     *         "id": "2019881223666233717",
+                     *         "tweet_url": "https://x.com/XDevelopers/status/2019881223666233717",
+                     *         "text": "Officially launching X API Pay-Per-Use…",
+                     *         "like_count": 5569,
+                     *         "view_count": 2525462,
+                     *         "source": "Twitter Web App",
+                     *         "sensitive": false,
+                     *         "media": [
+                     *           {
+                     *             "type": "video",
+                     *             "image_url": "https://pbs.twimg.com/ext_tw_video_thumb/1/pu/img/a.jpg",
+                     *             "video_url": "https://video.twimg.com/ext_tw_video/1/pu/vid/1280x720/a.mp4"
+                     *           }
+                     *         ],
+                     *         "created_at": "2026-02-06T21:09:45.000000Z",
+                     *         "author": {
+                     *           "id": "2244994945",
+                     *           "username": "XDevelopers",
+                     *           "name": "Developers"
+                     *         },
+                     *         "reply_count": 783,
+                     *         "retweet_count": 832,
+                     *         "quote_count": 573,
+                     *         "lang": "en"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        response: {
+                            author: {
+                                id: string;
+                                name: string;
+                                username: string;
+                            };
+                            created_at: string;
+                            id: string;
+                            lang: string;
+                            like_count: number;
+                            media: {
+                                image_url: string;
+                                type: string;
+                                video_url: string;
+                            }[];
+                            quote_count: number;
+                            reply_count: number;
+                            retweet_count: number;
+                            sensitive: boolean;
+                            source: string;
+                            text: string;
+                            tweet_url: string;
+                            view_count: number;
+                        };
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The balance is lower than the cost. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "You do not have enough credits to perform this action."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description The upstream did not answer usefully; nothing was charged. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The upstream service is unavailable, please retry."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postV1MbUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The screen name, with or without @.
+                     * @example XDevelopers
+                     */
+                    username: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The profile. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "response": {
+                     *         "id": "2244994945",
+                     *         "username": "XDevelopers",
+                     *         "name": "Developers",
+                     *         "description": "The voice of the X Dev team…",
+                     *         "followers_count": 695695,
+                     *         "following_count": 762,
+                     *         "posts_count": 4319,
+                     *         "verified": true,
+                     *         "created_at": "2013-12-14T04:35:55.000000Z",
+                     *         "profile_image_url": "https://pbs.twimg.com/profile_images/1683501992314798080/xl1POYLw_normal.jpg"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        response: {
+                            created_at: string;
+                            description: string;
+                            followers_count: number;
+                            following_count: number;
+                            id: string;
+                            name: string;
+                            posts_count: number;
+                            profile_image_url: string;
+                            username: string;
+                            verified: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The balance is lower than the cost. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "You do not have enough credits to perform this action."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description The upstream did not answer usefully; nothing was charged. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The upstream service is unavailable, please retry."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every worker is busy and the queue is full; nothing was charged. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The server is busy, please retry shortly."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postV1MbUserTweets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description From the previous answer's pagination: the next (older) page. */
+                    next_page_token?: string;
+                    /** @description From the previous answer's pagination: the previous (newer) page. */
+                    previous_page_token?: string;
+                    /**
+                     * @description The screen name, with or without @.
+                     * @example XDevelopers
+                     */
+                    username: string;
+                };
+            };
+        };
+        responses: {
+            /** @description One page of posts and the tokens of the pages around it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "response": [
+                     *         {
+                     *           "id": "2019881223666233717",
+                     *           "tweet_url": "https://x.com/XDevelopers/status/2019881223666233717",
+                     *           "text": "Officially launching X API Pay-Per-Use…",
+                     *           "like_count": 5569,
+                     *           "view_count": 2525462,
+                     *           "source": "Twitter Web App",
+                     *           "sensitive": false,
+                     *           "media": [
+                     *             {
+                     *               "type": "video",
+                     *               "image_url": "https://pbs.twimg.com/ext_tw_video_thumb/1/pu/img/a.jpg",
+                     *               "video_url": "https://video.twimg.com/ext_tw_video/1/pu/vid/1280x720/a.mp4"
+                     *             }
+                     *           ],
+                     *           "created_at": "2026-02-06T21:09:45.000000Z",
+                     *           "author": {
+                     *             "id": "2244994945",
+                     *             "username": "XDevelopers",
+                     *             "name": "Developers"
+                     *           },
+                     *           "reply_count": 783,
+                     *           "retweet_count": 832,
+                     *           "quote_count": 573,
+                     *           "lang": "en"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "next_page_token": "eyJjIjoi…",
+                     *         "previous_page_token": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        pagination: {
+                            next_page_token: string;
+                            previous_page_token?: unknown;
+                        };
+                        response: {
+                            author: {
+                                id: string;
+                                name: string;
+                                username: string;
+                            };
+                            created_at: string;
+                            id: string;
+                            lang: string;
+                            like_count: number;
+                            media: {
+                                image_url: string;
+                                type: string;
+                                video_url: string;
+                            }[];
+                            quote_count: number;
+                            reply_count: number;
+                            retweet_count: number;
+                            sensitive: boolean;
+                            source: string;
+                            text: string;
+                            tweet_url: string;
+                            view_count: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The balance is lower than the cost. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "You do not have enough credits to perform this action."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description The upstream did not answer usefully; nothing was charged. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The upstream service is unavailable, please retry."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every worker is busy and the queue is full; nothing was charged. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The server is busy, please retry shortly."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     extractPdf: {
         parameters: {
             query?: never;
@@ -2951,6 +4933,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /**
+                     * @description Read pages that have no text layer (scans) with OCR.
+                     * @default false
+                     */
+                    ocr?: boolean;
                     /**
                      * Format: uri
                      * @description A public http(s) URL whose path ends in .pdf (case-insensitive).
@@ -2995,6 +4982,8 @@ export interface operations {
                             creation_date?: string;
                             /** @description "<kilobytes with two decimals> KB" */
                             file_size: string;
+                            /** @description Pages read by OCR (with `ocr: true`); absent when none. */
+                            ocr_pages?: number[];
                             page_count: number;
                             word_count: number;
                         };
@@ -3064,6 +5053,176 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Every worker is busy and the queue is full; nothing was charged. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The server is busy, please retry shortly."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postV1Web: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Request body: a string is sent as is, any other JSON value as JSON. Never stored in history. */
+                    body?: unknown;
+                    /**
+                     * @description Render in a headless browser, wait out challenge pages and solve captchas.
+                     * @default false
+                     */
+                    bypass_captcha?: boolean;
+                    /**
+                     * @description `raw`: the body as text; `text` or `markdown`: the main content only.
+                     * @default raw
+                     * @enum {string}
+                     */
+                    format?: "raw" | "text" | "markdown";
+                    /** @description Request headers, names to string values. Hop-by-hop, Host and Proxy-* headers are dropped. Never stored in history. */
+                    headers?: Record<string, never>;
+                    /**
+                     * @description Add `links`: the page's links, absolute, deduplicated, in page order.
+                     * @default false
+                     */
+                    links?: boolean;
+                    /**
+                     * @default GET
+                     * @enum {string}
+                     */
+                    method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                    /**
+                     * @description Lowercase ISO 3166-1 alpha-2 code: go out through the proxy in this country.
+                     * @enum {string}
+                     */
+                    proxy_country?: "ad" | "ae" | "af" | "ag" | "ai" | "al" | "am" | "ao" | "aq" | "ar" | "as" | "at" | "au" | "aw" | "ax" | "az" | "ba" | "bb" | "bd" | "be" | "bf" | "bg" | "bh" | "bi" | "bj" | "bl" | "bm" | "bn" | "bo" | "bq" | "br" | "bs" | "bt" | "bv" | "bw" | "by" | "bz" | "ca" | "cc" | "cd" | "cf" | "cg" | "ch" | "ci" | "ck" | "cl" | "cm" | "cn" | "co" | "cr" | "cu" | "cv" | "cw" | "cx" | "cy" | "cz" | "de" | "dj" | "dk" | "dm" | "do" | "dz" | "ec" | "ee" | "eg" | "eh" | "er" | "es" | "et" | "fi" | "fj" | "fk" | "fm" | "fo" | "fr" | "ga" | "gb" | "gd" | "ge" | "gf" | "gg" | "gh" | "gi" | "gl" | "gm" | "gn" | "gp" | "gq" | "gr" | "gs" | "gt" | "gu" | "gw" | "gy" | "hk" | "hm" | "hn" | "hr" | "ht" | "hu" | "id" | "ie" | "il" | "im" | "in" | "io" | "iq" | "ir" | "is" | "it" | "je" | "jm" | "jo" | "jp" | "ke" | "kg" | "kh" | "ki" | "km" | "kn" | "kp" | "kr" | "kw" | "ky" | "kz" | "la" | "lb" | "lc" | "li" | "lk" | "lr" | "ls" | "lt" | "lu" | "lv" | "ly" | "ma" | "mc" | "md" | "me" | "mf" | "mg" | "mh" | "mk" | "ml" | "mm" | "mn" | "mo" | "mp" | "mq" | "mr" | "ms" | "mt" | "mu" | "mv" | "mw" | "mx" | "my" | "mz" | "na" | "nc" | "ne" | "nf" | "ng" | "ni" | "nl" | "no" | "np" | "nr" | "nu" | "nz" | "om" | "pa" | "pe" | "pf" | "pg" | "ph" | "pk" | "pl" | "pm" | "pn" | "pr" | "ps" | "pt" | "pw" | "py" | "qa" | "re" | "ro" | "rs" | "ru" | "rw" | "sa" | "sb" | "sc" | "sd" | "se" | "sg" | "sh" | "si" | "sj" | "sk" | "sl" | "sm" | "sn" | "so" | "sr" | "ss" | "st" | "sv" | "sx" | "sy" | "sz" | "tc" | "td" | "tf" | "tg" | "th" | "tj" | "tk" | "tl" | "tm" | "tn" | "to" | "tr" | "tt" | "tv" | "tw" | "tz" | "ua" | "ug" | "um" | "us" | "uy" | "uz" | "va" | "vc" | "ve" | "vg" | "vi" | "vn" | "vu" | "wf" | "ws" | "ye" | "yt" | "za" | "zm" | "zw";
+                    /**
+                     * Format: uri
+                     * @example https://example.com/
+                     */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The target's answer: final URL, status, headers and the content as text. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "response": {
+                     *         "url": "https://example.com/",
+                     *         "status_code": 200,
+                     *         "headers": {
+                     *           "content-type": "text/html; charset=UTF-8"
+                     *         },
+                     *         "content": "<!doctype html><html>…</html>"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        response: {
+                            content: string;
+                            headers: {
+                                "content-type": string;
+                            };
+                            status_code: number;
+                            url: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The balance is lower than the cost. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "You do not have enough credits to perform this action."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description The upstream did not answer usefully; nothing was charged. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The upstream service is unavailable, please retry."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every worker is busy and the queue is full; nothing was charged. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The server is busy, please retry shortly."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
