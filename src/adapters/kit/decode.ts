@@ -21,3 +21,12 @@ export function decodeBody(body: Uint8Array, contentType: string | undefined): s
     return new TextDecoder('utf-8').decode(body);
   }
 }
+
+/** The parsed JSON, or undefined when the text is not JSON (an HTML block page, say). */
+export function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -6,6 +6,7 @@ import * as cheerio from 'cheerio';
 import type { Cheerio, CheerioAPI } from 'cheerio';
 import type { AnyNode } from 'domhandler';
 import type { UpstreamResponse } from './types.ts';
+import { pathOf } from './request.ts';
 
 /**
  * Parses with scripting disabled so `<noscript>` content is markup, not text: some engines put
@@ -73,16 +74,9 @@ const CHALLENGE_SELECTORS = [
 
 /** Why the page is a challenge rather than content, or undefined. */
 export function genericChallenge($: CheerioAPI, response: UpstreamResponse): string | undefined {
-  if (/\/(captcha|sorry)\b/i.test(safePath(response.url))) return `redirected to a challenge page (${response.url})`;
+  if (/\/(captcha|sorry)\b/i.test(pathOf(response.url))) return `redirected to a challenge page (${response.url})`;
   if ($(CHALLENGE_SELECTORS).length > 0) return 'captcha challenge';
   if (/captcha|are you a robot|verify you are human/i.test($('title').text())) return 'captcha challenge';
   return undefined;
 }
 
-function safePath(url: string): string {
-  try {
-    return new URL(url).pathname;
-  } catch {
-    return '';
-  }
-}

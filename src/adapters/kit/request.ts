@@ -20,3 +20,12 @@ export function formBody(fields: Record<string, string | undefined>): string {
   }
   return form.toString();
 }
+
+/** The path of a URL, or "" when it cannot be parsed (parsers judge redirects by it). */
+export function pathOf(url: string): string {
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return '';
+  }
+}

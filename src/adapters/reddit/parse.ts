@@ -4,6 +4,8 @@
  * into the service's objects (docs/forum.md has the mapping table and the not-found decisions).
  * A shape they cannot read throws ShapeError, which the callers turn into `changed` (a 502).
  */
+import { jsonOrUndefined } from '../kit/decode.ts';
+import { pathOf } from '../kit/request.ts';
 import { headerValue } from '../kit/decode.ts';
 import type { ParseOutcome, UpstreamResponse } from '../kit/types.ts';
 import type { CommentLocation, ForumComment, ForumCommentAnswer, ForumPost, ForumThread, ForumUser, PostPage } from './types.ts';
@@ -72,9 +74,9 @@ export function blockPageReason(body: string): string {
  */
 export function readAnswer(response: UpstreamResponse): ParseOutcome<unknown> {
   const { status } = response;
-  const finalPath = safePath(response.url);
+  const finalPath = pathOf(response.url);
   const looksHtml = /html/i.test(headerValue(response.headers, 'content-type') ?? '') || /^\s*</.test(response.body);
-  const json = looksHtml ? undefined : tryJson(response.body);
+  const json = looksHtml ? undefined : jsonOrUndefined(response.body);
   const reason = isObject(json) && typeof json.reason === 'string' ? json.reason.toLowerCase() : undefined;
 
   if (status === 401) return { kind: 'blocked', reason: 'token refused (401)' };
@@ -90,21 +92,7 @@ export function readAnswer(response: UpstreamResponse): ParseOutcome<unknown> {
   return { kind: 'ok', value: json };
 }
 
-function tryJson(body: string): unknown {
-  try {
-    return JSON.parse(body);
-  } catch {
-    return undefined;
-  }
-}
 
-function safePath(url: string): string {
-  try {
-    return new URL(url).pathname;
-  } catch {
-    return '';
-  }
-}
 
 /** Runs a mapper on the JSON of a readable answer; a shape it cannot read is `changed`. */
 function mapAnswer<T>(response: UpstreamResponse, map: (json: unknown) => ParseOutcome<T>): ParseOutcome<T> {

@@ -8,6 +8,7 @@
  * `created_at`), `avatar`, `profile_bio`, `relationship_counts`, `tweet_counts`, `privacy` and
  * `verification`. Both are read, field by field, so a half-migrated answer reads too.
  */
+import { jsonOrUndefined } from '../kit/decode.ts';
 import { headerValue } from '../kit/decode.ts';
 import type { ParseOutcome, UpstreamResponse } from '../kit/types.ts';
 import type { MicroblogUser, PostItem, PostMedia } from './types.ts';
@@ -191,13 +192,6 @@ function hasData(body: Json): boolean {
   return isRecord(body.data) && Object.keys(body.data).length > 0;
 }
 
-function tryJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
 
 /** `x-rate-limit-reset` (epoch seconds) in milliseconds, or null. */
 export function rateLimitReset(response: UpstreamResponse): number | null {
@@ -211,7 +205,7 @@ export function windowExhausted(response: UpstreamResponse): boolean {
 }
 
 export function sessionSignal(response: UpstreamResponse): SessionSignal | null {
-  const body = tryJson(response.body);
+  const body = jsonOrUndefined(response.body);
   const codes = isRecord(body) && !hasData(body) ? errorCodes(body) : [];
   if (response.status === 429 || codes.includes(88)) return { kind: 'rate_limited', resetAt: rateLimitReset(response) };
   if (response.status === 401 || response.status === 403) return { kind: 'refused', status: response.status, code: codes.find((c) => REFUSAL_CODES.has(c)) ?? null };
@@ -234,7 +228,7 @@ export function graphqlData(response: UpstreamResponse): ParseOutcome<Json> {
   if (response.status === 404 && response.body.trim() === '') return { kind: 'changed', reason: '404 with an empty body: the query id may have changed' };
   if (looksLikeHtml(response)) return { kind: 'blocked', reason: `an HTML page with status ${response.status} (a block or challenge page)` };
   if (response.status === 429) return { kind: 'blocked', reason: 'rate-limited (429)' };
-  const body = tryJson(response.body);
+  const body = jsonOrUndefined(response.body);
   if (!isRecord(body)) return { kind: 'changed', reason: `an answer that is not a JSON object (status ${response.status})` };
   if (!hasData(body)) {
     const messages = Array.isArray(body.errors) ? body.errors.map((e: unknown) => (isRecord(e) ? `${e.code ?? ''} ${e.message ?? ''}`.trim() : '')).join('; ') : '';
