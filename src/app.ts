@@ -33,6 +33,8 @@ export interface StartOptions {
   warm?: boolean;
   /** Told what the start is doing (opening the database, migrating, starting each pool). */
   progress?: (message: string) => void;
+  /** Told the owner account created on the first start of an empty database, before listening. */
+  onOwner?(owner: { id: number; token: string; secret_key: string }): void;
 }
 
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
@@ -50,6 +52,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
       options.bootstrapOwner !== false && (await services.accounts.userCount()) === 0
         ? await services.accounts.createUser({ name: 'Owner', email: config.ownerEmail, isOwner: true })
         : undefined;
+    // Shown before the server listens and the pools start: whoever sees /health answer has it.
+    if (owner) options.onOwner?.(owner);
 
     const server = await buildServer(services, { endpoints: options.endpoints ?? ENDPOINTS, version: VERSION, logger: options.logger });
     closeHttp = () => server.app.close();
@@ -73,8 +77,11 @@ export async function startService(config: Config, options: StartOptions = {}): 
     await ledger.sweepExpiredHolds();
 
     const address = await server.app.listen({ host: config.host, port: config.port });
-    // The pools start after listening: /health answers at once, /ready says 503 until they are up.
-    if (options.warm) await services.capabilities.warm(progress);
+    // The pools start after listening, in the background: /health answers at once, /ready says
+    // 503 until they are up, and a shutdown signal is honoured meanwhile.
+    if (options.warm) {
+      services.capabilities.warm(progress).catch((error: unknown) => server.app.log.error({ err: error }, 'starting the pools failed'));
+    }
     const url = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1');
 
     let closing: Promise<void> | null = null;

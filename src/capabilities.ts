@@ -129,6 +129,7 @@ export async function createCapabilities(
   const forum = new Lazy(forumCapability, env, () => ({ upstreams, logger: deps.logger }));
   const microblog = new Lazy(xCapability, env, () => ({ runner: upstreams, redis: deps.redis, redisPrefix: config.redisPrefix, db: deps.db }));
   let warmState: 'never' | 'warming' | 'warm' = 'never';
+  let closed = false;
   let startedBrowser: BrowserPool | null = null;
 
   return {
@@ -146,7 +147,9 @@ export async function createCapabilities(
       pdf.get();
       progress('starting the OCR pool (loading the English model)');
       await ocr.get().warm();
-      if (await isBrowserAvailable(browserSettings.executablePath)) {
+      // Closed meanwhile (a shutdown during the start): start nothing more.
+      if (closed) return;
+      if ((await isBrowserAvailable(browserSettings.executablePath)) && !closed) {
         progress('starting the browser pool');
         startedBrowser = await getBrowser();
       } else {
@@ -175,6 +178,7 @@ export async function createCapabilities(
       return () => upstreamListeners.delete(listener);
     },
     async close() {
+      closed = true;
       await Promise.all([pdf.close(), ocr.close(), forum.close(), microblog.close(), web.close(), browser?.then((pool) => (pool ? browserCapability.close(pool) : undefined))]);
     },
   };

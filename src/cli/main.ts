@@ -33,20 +33,19 @@ async function serve(): Promise<void> {
   const { startService } = await import('../app.ts');
   // The first start takes a while (OCR model, browser): say what it is doing.
   const progress = (message: string) => process.stderr.write(`gleaner: ${message}…\n`);
-  const service = await startService(config, { warm: true, progress });
-  if (service.owner) {
+  const showOwner = (owner: { id: number; token: string; secret_key: string }) =>
     process.stdout.write(
       [
         '',
         'First start: created the owner account. These are shown once and stored only as hashes:',
-        `  user id:    ${service.owner.id}`,
-        `  API token:  ${service.owner.token}`,
-        `  secret key: ${service.owner.secret_key}`,
-        `Give it credits with: gleaner credits grant --user ${service.owner.id} --product scraping --amount 1000`,
+        `  user id:    ${owner.id}`,
+        `  API token:  ${owner.token}`,
+        `  secret key: ${owner.secret_key}`,
+        `Give it credits with: gleaner credits grant --user ${owner.id} --product scraping --amount 1000`,
         '',
       ].join('\n') + '\n',
     );
-  }
+  const service = await startService(config, { warm: true, progress, onOwner: showOwner });
   service.server.app.log.info({ url: service.url, database: service.services.db.kind }, 'gleaner is serving');
   const stop = (signal: string) => {
     service.server.app.log.info({ signal }, 'shutting down');
