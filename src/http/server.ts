@@ -116,6 +116,8 @@ export async function buildServer(services: Services, options: ServerOptions): P
         }
         return;
       }
+      // No route took it: a path or method that does not exist is told so first, as without a body.
+      if (request.routeOptions.url === undefined) return answerNoRoute(request, reply);
       if (unreadBody === 'too_large') reply.code(413).send({ message: MESSAGES.bodyTooLarge });
       else reply.code(400).send({ message: MESSAGES.invalidJson });
       return;
@@ -152,12 +154,13 @@ export async function buildServer(services: Services, options: ServerOptions): P
       .code(405)
       .header('Allow', methods.join(', '))
       .send({ message: `The ${method} method is not supported for this route. Supported methods: ${methods.join(', ')}.` });
-  app.setNotFoundHandler((request, reply) => {
+  function answerNoRoute(request: FastifyRequest, reply: FastifyReply) {
     const path = request.url.split('?')[0].replace(/\/+$/, '') || '/';
     const methods = allowedMethods(path);
     if (methods) return methodNotAllowed(reply, request.method, methods);
-    reply.code(404).send({ message: MESSAGES.notFoundRoute });
-  });
+    return reply.code(404).send({ message: MESSAGES.notFoundRoute });
+  }
+  app.setNotFoundHandler(answerNoRoute);
 
   // The table's routes. Every path answers POST too: there, as in Laravel, a method override
   // (`X-HTTP-Method-Override`, or `_method` in the body or query) picks the route, so clients that
