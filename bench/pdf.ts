@@ -18,7 +18,7 @@
  * Usage: node bench/pdf.ts
  * Environment:
  *   CORPUS_DIR             the recorded corpus (optional)
- *   BENCH_PDF_THREADS      pool threads (default: the number of cores)
+ *   BENCH_PDF_THREADS      pool threads (default: the number of cores, as pdftotext's 2-wide runs)
  *   BENCH_PDF_ROUNDS       passes over the file set per throughput row (default 3)
  *   BENCH_PDF_EXTRACTIONS  extractions in the memory run (default 1000; RSS also printed at 100)
  *   BENCH_PDF_ONLY         "bombs" runs only the bomb section

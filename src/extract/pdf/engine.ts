@@ -89,7 +89,15 @@ export class PdfiumEngine {
     Object.defineProperty(this, 'ceilingReached', { get: ceilingHit });
   }
 
-  static async create(maxMemoryBytes: number, compiledModule?: WebAssembly.Module): Promise<PdfiumEngine> {
+  /**
+   * `onLargeHeap` is called once, the first time the engine asks for more than `largeHeapBytes`:
+   * the document is a suspected bomb, and its thread can step aside for the others.
+   */
+  static async create(
+    maxMemoryBytes: number,
+    compiledModule?: WebAssembly.Module,
+    largeHeap?: { bytes: number; onLargeHeap(): void },
+  ): Promise<PdfiumEngine> {
     const module = compiledModule ?? (await compiledPdfium());
     let memory: WebAssembly.Memory | undefined;
     let ceilingHit = false;
@@ -100,7 +108,12 @@ export class PdfiumEngine {
       instantiateWasm(imports: WebAssembly.Imports, receive: (instance: WebAssembly.Instance) => void) {
         const env = imports.env as Record<string, unknown>;
         const grow = env.emscripten_resize_heap as (requested: number) => boolean;
+        let warned = false;
         env.emscripten_resize_heap = (requested: number) => {
+          if (largeHeap && !warned && requested >>> 0 > largeHeap.bytes) {
+            warned = true;
+            largeHeap.onLargeHeap();
+          }
           if (requested >>> 0 > maxMemoryBytes) {
             ceilingHit = true;
             return false;

@@ -15,7 +15,11 @@ import type { EngineLimits, PdfCount, PdfOutcome, PdfTask, PdfTaskResult, Render
 import type { PdfTaskNotice, PooledPdfTask } from './worker.ts';
 
 export interface PdfExtractorOptions {
-  /** Parsing threads, all started with the pool. Default: the number of cores. */
+  /**
+   * Parsing threads, all started with the pool. Default: the number of cores plus one, so that
+   * while suspected bombs hold threads (each steps down to the lowest CPU priority until its
+   * memory ceiling stops it), a normal document still finds a thread at full priority.
+   */
   threads?: number;
   /** Time limit for one task (count, extract or render), from the moment a thread starts on it. Default 60 s. */
   timeoutMs?: number;
@@ -81,7 +85,7 @@ const MAX_RENDER_PIXELS = 50_000_000;
 const WORKER_FILE = new URL('./worker.ts', import.meta.url).href;
 
 export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtractor {
-  const threads = options.threads ?? os.availableParallelism();
+  const threads = options.threads ?? os.availableParallelism() + 1;
   const timeoutMs = options.timeoutMs ?? PDF_EXTRACTOR_DEFAULTS.timeoutMs;
   const maxPages = options.maxPages ?? PDF_EXTRACTOR_DEFAULTS.maxPages;
   const maxHeapMb = options.maxHeapMb ?? PDF_EXTRACTOR_DEFAULTS.maxHeapMb;

@@ -8,6 +8,7 @@
  * its ceiling or trapped, or a document left its memory above the high-water mark, the thread
  * retires: it hands its answer over the task's port and the pool ends it and starts a fresh one.
  */
+import os from 'node:os';
 import { workerData, type MessagePort } from 'node:worker_threads';
 import { MemoryCeilingError, PdfiumEngine, type EngineDocument } from './engine.ts';
 import { pageText } from './page-text.ts';
@@ -17,7 +18,19 @@ import type { EngineLimits, PdfTask, PdfTaskResult, RenderedPage } from './types
 const { limits, pdfium } = workerData as { limits: EngineLimits; pdfium: WebAssembly.Module };
 
 /** Started with the thread, from the process's compiled module, so the first document does not wait. */
-const engine = PdfiumEngine.create(limits.maxMemoryBytes, pdfium);
+const engine = PdfiumEngine.create(limits.maxMemoryBytes, pdfium, {
+  bytes: limits.highWaterBytes,
+  // A document that needs this much engine memory is most likely a bomb, and this thread retires
+  // after it anyway: it gives way to the other threads (the lowest CPU priority, for this thread
+  // only, as setpriority works per thread on Linux), so normal documents are not slowed by it.
+  onLargeHeap() {
+    try {
+      os.setPriority(19);
+    } catch {
+      // Not permitted or not supported here: the document only runs at the usual priority.
+    }
+  },
+});
 engine.catch(() => undefined); // a failed start is reported to the first task
 
 /** A task as the pool posts it: the caller's task plus its port to the caller. */
