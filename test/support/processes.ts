@@ -12,7 +12,13 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-export async function spawnServer(env: Record<string, string>): Promise<ServerProcess> {
+/**
+ * Starts a server process with the test endpoints and waits for it to listen. `startTimeoutMs`
+ * (default 30 s) is longer for tests that start servers on a busy machine: an embedded
+ * database's first start there can take a minute.
+ */
+export async function spawnServer(env: Record<string, string>, options: { startTimeoutMs?: number } = {}): Promise<ServerProcess> {
+  const startTimeoutMs = options.startTimeoutMs ?? 30_000;
   const child = spawn(process.execPath, [SERVER_SCRIPT], {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -21,7 +27,10 @@ export async function spawnServer(env: Record<string, string>): Promise<ServerPr
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 30_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start within ${startTimeoutMs} ms:\n${output}`));
+    }, startTimeoutMs);
     child.stdout!.on('data', () => {
       const match = /LISTENING (\S+)/.exec(output);
       if (match) {

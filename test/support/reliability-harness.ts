@@ -5,13 +5,11 @@
  * hanging answers) generated in memory.
  */
 import http from 'node:http';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import type { AddressInfo, Socket } from 'node:net';
 import type { TestService } from './service.ts';
-import type { ServerProcess } from './processes.ts';
+import { spawnServer, type ServerProcess } from './processes.ts';
 import { bingFixtures, fixtureResults } from './search-fixtures.ts';
 import { buildPdf } from './pdf-fixtures.ts';
 import { renderTextImage } from './image-fixtures.ts';
@@ -205,44 +203,7 @@ function send(response: http.ServerResponse, status: number, type: string, body:
   response.end(bytes);
 }
 
-/**
- * A server process with the test endpoints (as test/support/processes.ts starts them), waiting
- * up to `startTimeoutMs` for it to listen: an embedded database's first start on a busy machine
- * can take a minute.
- */
-export async function spawnPatientServer(env: Record<string, string>, startTimeoutMs = 180_000): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [new URL('./serve-test-endpoints.ts', import.meta.url).pathname], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`server did not start within ${startTimeoutMs} ms:\n${output}`));
-    }, startTimeoutMs);
-    child.stdout!.on('data', () => {
-      const match = /LISTENING (\S+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code}:\n${output}`));
-    });
-  });
-  return {
-    url,
-    child,
-    output: () => output,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    },
-  };
+/** A server process with the test endpoints, given up to three minutes to start (a busy machine). */
+export function spawnPatientServer(env: Record<string, string>, startTimeoutMs = 180_000): Promise<ServerProcess> {
+  return spawnServer(env, { startTimeoutMs });
 }
