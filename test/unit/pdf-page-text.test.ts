@@ -9,14 +9,20 @@ import type { CharGeometry, PageText } from '../../src/extract/pdf/engine.ts';
  * 10-unit line, one after the other).
  */
 function page(text: string, boxes: Record<number, Partial<CharGeometry>> = {}): PageText {
-  const chars: PageText['chars'] = [];
+  const codes: number[] = [];
+  const generated: number[] = [];
+  const add = (code: number, inferred: boolean) => {
+    codes.push(code);
+    generated.push(inferred ? 1 : 0);
+  };
   for (const c of text) {
-    if (c === '·') chars.push({ code: 0x20, generated: true });
-    else if (c === '¶') chars.push({ code: 0x0d, generated: true }, { code: 0x0a, generated: true });
-    else chars.push({ code: c.codePointAt(0)!, generated: false });
+    if (c === '·') add(0x20, true);
+    else if (c === '¶') (add(0x0d, true), add(0x0a, true));
+    else add(c.codePointAt(0)!, false);
   }
   return {
-    chars,
+    codes,
+    generated,
     geometry: (index) => ({ left: index * 6, right: index * 6 + 6, bottom: 0, top: 10, ...boxes[index] }),
   };
 }

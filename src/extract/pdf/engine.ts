@@ -46,12 +46,6 @@ export class MemoryCeilingError extends Error {
   }
 }
 
-/** One character of a page's text layer, as PDFium orders it. */
-export interface EngineChar {
-  code: number;
-  /** PDFium inserted it (a space or line break it inferred from the layout), not the document. */
-  generated: boolean;
-}
 
 /** A character's loose box (font ascent to descent, advance width) in page space. */
 export interface CharGeometry {
@@ -61,9 +55,26 @@ export interface CharGeometry {
   top: number;
 }
 
+/**
+ * A page's text layer, character by character in PDFium's order, as two parallel arrays: a page
+ * holds thousands of characters, and an object each would be garbage for the thread's heap.
+ */
 export interface PageText {
-  chars: EngineChar[];
+  /** The Unicode code point of each character. */
+  codes: ArrayLike<number>;
+  /** 1 where PDFium inserted the character (a space or line break it inferred from the layout). */
+  generated: ArrayLike<number>;
   geometry(index: number): CharGeometry;
+}
+
+/**
+ * The text-layer functions called once per character, taken straight from the instance's exports:
+ * the wrapper's generic calling convention allocates on every call, thousands of times a page.
+ */
+interface PerCharExports {
+  FPDFText_GetUnicode(textPage: number, index: number): number;
+  FPDFText_IsGenerated(textPage: number, index: number): number;
+  FPDFText_GetLooseCharBox(textPage: number, index: number, rect: number): number;
 }
 
 export interface RenderedBitmap {
@@ -261,17 +272,20 @@ export class EngineDocument {
       const box = this.#engine.malloc(16);
       try {
         if (!textPage) return null;
-        const count = pdfium.FPDFText_CountChars(textPage);
-        const chars: EngineChar[] = new Array(Math.max(0, count));
+        const native = pdfium.pdfium.wasmExports as unknown as PerCharExports;
+        const count = Math.max(0, pdfium.FPDFText_CountChars(textPage));
+        const codes = new Uint32Array(count);
+        const generated = new Uint8Array(count);
         for (let i = 0; i < count; i++) {
-          chars[i] = { code: pdfium.FPDFText_GetUnicode(textPage, i), generated: pdfium.FPDFText_IsGenerated(textPage, i) === 1 };
+          codes[i] = native.FPDFText_GetUnicode(textPage, i);
+          generated[i] = native.FPDFText_IsGenerated(textPage, i) === 1 ? 1 : 0;
         }
         const geometry = (i: number): CharGeometry => {
-          pdfium.FPDFText_GetLooseCharBox(textPage, i, box); // FS_RECTF: left, top, right, bottom
+          native.FPDFText_GetLooseCharBox(textPage, i, box); // FS_RECTF: left, top, right, bottom
           const [left, top, right, bottom] = this.#engine.float32At(box, 4);
           return { left, right, bottom, top };
         };
-        return read({ chars, geometry });
+        return read({ codes, generated, geometry });
       } finally {
         this.#engine.free(box);
         if (textPage) pdfium.FPDFText_ClosePage(textPage);

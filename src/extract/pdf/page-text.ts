@@ -40,35 +40,53 @@ function joinerBetween(before: CharGeometry, after: CharGeometry): string | null
 
 /** The nearest character the document itself drew, if it is a visible one; otherwise -1. */
 function neighbour(text: PageText, from: number, step: 1 | -1): number {
-  for (let i = from; i >= 0 && i < text.chars.length; i += step) {
-    const { code, generated } = text.chars[i];
-    if (generated) continue;
-    return code > SPACE ? i : -1; // a real space or line break: nothing to correct
+  const { codes, generated } = text;
+  for (let i = from; i >= 0 && i < codes.length; i += step) {
+    if (generated[i]) continue;
+    return codes[i] > SPACE ? i : -1; // a real space or line break: nothing to correct
   }
   return -1;
 }
 
+/** Code points turned into a string per slice of this many (an argument list has a size limit). */
+const DECODE_SLICE = 4096;
+
 /** The page's text before normalisation: PDFium's characters with the two corrections above. */
 export function layoutText(text: PageText): string {
-  const { chars } = text;
-  let out = '';
-  for (let i = 0; i < chars.length; i++) {
-    const { code, generated } = chars[i];
-    if (generated && (code === SPACE || isBreak(code))) {
+  const { codes, generated } = text;
+  const isInferredGap = (i: number) => generated[i] === 1 && (codes[i] === SPACE || isBreak(codes[i]));
+  const parts: string[] = [];
+  let pending: number[] = []; // code points not yet turned into a string
+  const flush = () => {
+    if (pending.length) parts.push(String.fromCodePoint(...pending));
+    pending = [];
+  };
+  for (let i = 0; i < codes.length; i++) {
+    if (isInferredGap(i)) {
       // One decision per run of generated spaces and breaks (PDFium writes "\r\n" as two).
       let end = i;
-      while (end + 1 < chars.length && chars[end + 1].generated && (chars[end + 1].code === SPACE || isBreak(chars[end + 1].code))) end++;
-      const wasBreak = chars.slice(i, end + 1).some((c) => isBreak(c.code));
+      let wasBreak = isBreak(codes[i]);
+      while (end + 1 < codes.length && isInferredGap(end + 1)) {
+        end++;
+        if (isBreak(codes[end])) wasBreak = true;
+      }
       const before = neighbour(text, i - 1, -1);
       const after = neighbour(text, end + 1, 1);
       const joiner = before >= 0 && after >= 0 ? joinerBetween(text.geometry(before), text.geometry(after)) : null;
-      out += joiner ?? (wasBreak ? '\n' : ' ');
+      flush();
+      parts.push(joiner ?? (wasBreak ? '\n' : ' '));
       i = end;
       continue;
     }
-    if (code > 0) out += String.fromCodePoint(code);
+    const code = codes[i];
+    // 0 is PDFium's "no character"; beyond U+10FFFF is not a code point at all.
+    if (code > 0 && code <= 0x10ffff) {
+      pending.push(code);
+      if (pending.length === DECODE_SLICE) flush();
+    }
   }
-  return out;
+  flush();
+  return parts.join('');
 }
 
 /** PDFium's mark for a hyphen that ends a line (its text output writes U+FFFE there). */

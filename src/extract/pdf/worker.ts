@@ -9,7 +9,8 @@
  * retires: it hands its answer over the task's port and the pool ends it and starts a fresh one.
  */
 import os from 'node:os';
-import { workerData, type MessagePort } from 'node:worker_threads';
+import { workerData } from 'node:worker_threads';
+import { retireWith, taskStarted, type PooledTask } from '../../core/task-threads.ts';
 import { MemoryCeilingError, PdfiumEngine, type EngineDocument } from './engine.ts';
 import { pageText } from './page-text.ts';
 import { buildPdfResult } from './result.ts';
@@ -33,25 +34,12 @@ const engine = PdfiumEngine.create(limits.maxMemoryBytes, pdfium, {
 });
 engine.catch(() => undefined); // a failed start is reported to the first task
 
-/** A task as the pool posts it: the caller's task plus its port to the caller. */
-export type PooledPdfTask = PdfTask & {
-  /** Carries `started` when the thread begins (the time limit does not count queueing), and `retire`. */
-  started: MessagePort;
-};
-
-/** What the thread tells the caller over the task's port. */
-export type PdfTaskNotice = { type: 'started' } | { type: 'retire'; result: PdfTaskResult };
-
-export default async function runPdfTask(task: PooledPdfTask): Promise<PdfTaskResult> {
-  const port = task.started;
-  port.postMessage({ type: 'started' } satisfies PdfTaskNotice);
+export default async function runPdfTask(task: PooledTask<PdfTask>): Promise<PdfTaskResult> {
+  taskStarted(task.port);
   const current = await engine;
   const result = runOn(current, task);
-  if (current.spent || current.memoryBytes > limits.highWaterBytes) {
-    port.postMessage({ type: 'retire', result } satisfies PdfTaskNotice);
-    return new Promise<never>(() => undefined); // the pool terminates this thread now
-  }
-  port.close();
+  if (current.spent || current.memoryBytes > limits.highWaterBytes) return retireWith(task.port, result);
+  task.port.close();
   return result;
 }
 
