@@ -238,6 +238,10 @@ class Guard implements GuardProxy {
       return;
     }
     if (res.destroyed || this.#closed) {
+      // The browser hung up (a page closed mid-request) while the target was being admitted.
+      // Destroying a request that has no answer yet emits 'error' ("socket hang up"), which with
+      // no listener would take the whole service down.
+      upstream.on('error', () => undefined);
       upstream.destroy();
       return;
     }

@@ -263,6 +263,40 @@ describe('guard proxy: plain HTTP forwarding', () => {
     assert.equal(response.status, 400);
   });
 
+  // Found by the reliability tier's SSRF sandbox: a page closed while its requests were being
+  // admitted crashed the whole service ("socket hang up" with no listener).
+  for (const via of ['direct', 'upstream proxy'] as const) {
+    test(`a browser hanging up while its request is admitted does not take the process down (${via})`, async () => {
+      let clientGone!: () => void;
+      const gone = new Promise<void>((resolve) => (clientGone = resolve));
+      // The name resolves only once the browser's connection is closed.
+      const lateLookup: LookupFunction = (_hostname, options, callback) => {
+        void gone.then(() =>
+          setTimeout(() => (options.all ? callback(null, [{ address: '127.0.0.1', family: 4 }]) : callback(null, '127.0.0.1', 4)), 50),
+        );
+      };
+      const guard = await guardWith({
+        lookup: lateLookup,
+        allowHosts: ['late.test'],
+        ...(via === 'upstream proxy' ? { upstreamProxy: new URL(`http://127.0.0.1:${UPSTREAM}`) } : {}),
+      });
+      const uncaught: unknown[] = [];
+      const onUncaught = (error: unknown) => uncaught.push(error);
+      process.on('uncaughtException', onUncaught);
+      try {
+        const socket = net.connect(guard.port, '127.0.0.1');
+        socket.on('error', () => undefined);
+        socket.write(`GET http://late.test:${WEB}/page HTTP/1.1\r\nHost: late.test:${WEB}\r\n\r\n`, () => socket.destroy());
+        socket.once('close', () => clientGone());
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      } finally {
+        process.off('uncaughtException', onUncaught);
+      }
+      assert.deepEqual(uncaught, []);
+      assert.equal((await proxiedGet(guard, `http://late.test:${WEB}/after`)).status, 200, 'the guard still serves');
+    });
+  }
+
   test('passing the transfer cap cuts the connection and reports it once', async () => {
     let reported = 0;
     const guard = await guardWith({ allowHosts: ['127.0.0.1'], transferLimitBytes: 10_000, onTransferLimit: () => (reported += 1) });
