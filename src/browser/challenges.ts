@@ -20,7 +20,7 @@ export interface CaptchaWidget {
   pageUrl: string;
   /** reCAPTCHA v3 / Turnstile action, when the page declares one. */
   action?: string;
-  /** A reCAPTCHA v2 widget that is invisible (`data-size="invisible"`). */
+  /** A reCAPTCHA v2 or hCaptcha widget that is invisible (`data-size="invisible"`). */
   invisible?: boolean;
 }
 
@@ -73,8 +73,11 @@ export async function waitForInterstitials(page: Page, maxWaitMs: number, signal
   }
 }
 
-/** The first captcha widget of the main frame as `{ kind, siteKey, action?, invisible? }`, or null. */
-const FIND_WIDGET = `(() => {
+/**
+ * The first captcha widget of the main frame as `{ kind, siteKey, action?, invisible? }`, or null.
+ * Raw text: the regular expression's backslashes must reach the page as they are.
+ */
+const FIND_WIDGET = String.raw`(() => {
   const keyFrom = (src, name) => {
     try {
       const url = new URL(src, location.href);
@@ -84,7 +87,7 @@ const FIND_WIDGET = `(() => {
     }
   };
   const hcaptcha = document.querySelector('.h-captcha[data-sitekey]');
-  if (hcaptcha) return { kind: 'hcaptcha', siteKey: hcaptcha.dataset.sitekey };
+  if (hcaptcha) return { kind: 'hcaptcha', siteKey: hcaptcha.dataset.sitekey, invisible: hcaptcha.dataset.size === 'invisible' };
   for (const frame of document.querySelectorAll('iframe[src*="hcaptcha.com"]')) {
     const key = keyFrom(frame.src, 'sitekey');
     if (key) return { kind: 'hcaptcha', siteKey: key };
@@ -92,15 +95,28 @@ const FIND_WIDGET = `(() => {
   const turnstile = document.querySelector('.cf-turnstile[data-sitekey]');
   if (turnstile) return { kind: 'turnstile', siteKey: turnstile.dataset.sitekey, action: turnstile.dataset.action };
   const recaptcha = document.querySelector('.g-recaptcha[data-sitekey]');
+  // v3 bound to a button carries data-action; a v2 widget has none.
+  if (recaptcha && recaptcha.dataset.action) return { kind: 'recaptcha_v3', siteKey: recaptcha.dataset.sitekey, action: recaptcha.dataset.action };
   if (recaptcha) return { kind: 'recaptcha_v2', siteKey: recaptcha.dataset.sitekey, invisible: recaptcha.dataset.size === 'invisible' };
   for (const frame of document.querySelectorAll('iframe[src*="/recaptcha/api2/anchor"], iframe[src*="/recaptcha/enterprise/anchor"]')) {
     const key = keyFrom(frame.src, 'k');
     if (key) return { kind: 'recaptcha_v2', siteKey: key, invisible: keyFrom(frame.src, 'size') === 'invisible' };
   }
+  // A v3 token is bound to the action the page names in grecaptcha.execute(key, { action }) and
+  // sites check it, so the action is read from the page's inline scripts. A v2 execute takes no
+  // key (or a widget number), so a quoted key there also marks a v3 page whose api.js is not in the DOM.
+  const executeCalls = [];
+  for (const script of document.querySelectorAll('script:not([src])')) {
+    const pattern = /grecaptcha(?:\.enterprise)?\.execute\(\s*(?:(['"])([\w-]+)\1|[\w$.]+)\s*(?:,\s*\{[^}]*?\baction\s*:\s*(['"])([^'"]+)\3)?/g;
+    for (const match of (script.textContent || '').matchAll(pattern)) executeCalls.push({ key: match[2], action: match[4] });
+  }
+  const actionFor = (key) => (executeCalls.find((call) => call.key === key && call.action) || executeCalls.find((call) => call.key === undefined && call.action) || {}).action;
   for (const script of document.querySelectorAll('script[src*="/recaptcha/api.js"], script[src*="/recaptcha/enterprise.js"]')) {
     const key = keyFrom(script.src, 'render');
-    if (key && key !== 'explicit' && key !== 'onload') return { kind: 'recaptcha_v3', siteKey: key };
+    if (key && key !== 'explicit' && key !== 'onload') return { kind: 'recaptcha_v3', siteKey: key, action: actionFor(key) };
   }
+  const literal = executeCalls.find((call) => call.key);
+  if (literal) return { kind: 'recaptcha_v3', siteKey: literal.key, action: actionFor(literal.key) };
   return null;
 })()`;
 
@@ -151,8 +167,15 @@ const INJECT_TOKEN = `({ kind, token }) => {
     window[callbackName](token);
     return;
   }
+  if (form === null) return;
+  // v3 pages usually ask for the token in their own submit handler (execute answers it now):
+  // submit as the button would, handlers and all, unless validation would stop that.
+  if (kind === 'recaptcha_v3' && form.checkValidity()) {
+    HTMLFormElement.prototype.requestSubmit.call(form);
+    return;
+  }
   // The prototype's submit: a field named "submit" would shadow the form's own method.
-  if (form !== null) HTMLFormElement.prototype.submit.call(form);
+  HTMLFormElement.prototype.submit.call(form);
 }`;
 
 /** How long a submitted captcha may take to start loading the next page before the page is taken as it is. */

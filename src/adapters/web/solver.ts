@@ -52,15 +52,25 @@ export class CaptchaSolverError extends Error {
 const MAX_SOLVER_ANSWER_BYTES = 256 * 1024;
 /** One call to the solver: creation or one poll. */
 const CALL_TIMEOUT_MS = 15_000;
-/** reCAPTCHA v3 needs a minimum score; 0.7 is what most sites accept. */
+/** reCAPTCHA v3 needs a minimum score (Anti-Captcha and 2Captcha take 0.3, 0.7 or 0.9); 0.7 is what most sites accept. */
 const V3_MIN_SCORE = 0.7;
+/** The action a v3 token is asked for when the page names none (the services' own default). */
+const V3_DEFAULT_ACTION = 'verify';
 
 /** The task object for a widget, in the flavour's names. */
 export function captchaTask(widget: CaptchaWidget, flavor: SolverFlavor): Record<string, unknown> {
   const task: Record<string, unknown> = { type: TASK_TYPES[flavor][widget.kind], websiteURL: widget.pageUrl, websiteKey: widget.siteKey };
-  if (widget.kind === 'recaptcha_v3') Object.assign(task, { pageAction: widget.action ?? 'verify', minScore: V3_MIN_SCORE });
-  if (widget.kind === 'recaptcha_v2' && widget.invisible) task.isInvisible = true;
-  if (widget.kind === 'turnstile' && widget.action !== undefined) task.metadata = { action: widget.action };
+  if (widget.kind === 'recaptcha_v3') {
+    task.pageAction = widget.action ?? V3_DEFAULT_ACTION;
+    // CapSolver's v3 task has no minimum score field.
+    if (flavor === 'anticaptcha') task.minScore = V3_MIN_SCORE;
+  }
+  if ((widget.kind === 'recaptcha_v2' || widget.kind === 'hcaptcha') && widget.invisible) task.isInvisible = true;
+  if (widget.kind === 'turnstile' && widget.action !== undefined) {
+    // Anti-Captcha and 2Captcha take the action as a field of the task, CapSolver inside `metadata`.
+    if (flavor === 'capsolver') task.metadata = { action: widget.action };
+    else task.action = widget.action;
+  }
   return task;
 }
 
