@@ -9,7 +9,11 @@
  *              browser mode) with 2 and 4 requests in flight.
  *   leak       the browser pool's memory (proportional set size of its Chromium processes) after
  *              render 100 and after the last render (default 500); the growth should stay ≤ 20 %.
- *   markdown   time to turn a 1 MB article page into Markdown (Readability + node-html-markdown).
+ *   convert    a 1 MB article page turned into Markdown and into text (Readability + turndown):
+ *              the functions called on the event loop, the same on a conversion thread (the
+ *              service's way), and POST /v1/web format=markdown through the real server; with the
+ *              longest event-loop delay seen meanwhile (perf_hooks.monitorEventLoopDelay, max),
+ *              which is how long every other request of the server would have waited.
  *
  * Usage: node bench/web.ts
  * Environment:
@@ -17,16 +21,17 @@
  *   BENCH_WEB_RENDERS        renders per concurrency level for pages/minute (default 40)
  *   BENCH_WEB_LEAK_RENDERS   renders for the leak check (default 500; 0 skips it; the first reading is at 100)
  *   BENCH_WEB_SKIP_BROWSER   1 to skip the browser parts
+ *   BENCH_WEB_CONVERSIONS    conversions measured per case (default 5, after one warm-up)
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { startTestService } from '../test/support/service.ts';
 import { startLoopbackSite } from '../test/support/web-site.ts';
-import { articlePage } from '../test/support/web-fixtures.ts';
+import { articlePage, largeArticlePage } from '../test/support/web-fixtures.ts';
 import { createBrowserPool, isBrowserAvailable } from '../src/browser/index.ts';
 import { createOutboundClient } from '../src/outbound/client.ts';
-import { createDomainBlocklist, createWebScraper, renderContent } from '../src/adapters/web/index.ts';
+import { convertPage, createDomainBlocklist, createPageConverter, createWebScraper } from '../src/adapters/web/index.ts';
 
 function count(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -40,6 +45,7 @@ const plainRequests = count('BENCH_WEB_REQUESTS', 100);
 const renders = count('BENCH_WEB_RENDERS', 40);
 const leakRenders = count('BENCH_WEB_LEAK_RENDERS', 500);
 const skipBrowser = process.env.BENCH_WEB_SKIP_BROWSER === '1';
+const conversions = Math.max(1, count('BENCH_WEB_CONVERSIONS', 5));
 
 function percentile(samples: number[], p: number): number {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -102,21 +108,50 @@ console.log(`machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? 'unkno
   await service.close();
 }
 
-// ---- markdown ---------------------------------------------------------------------------------
+// ---- convert ----------------------------------------------------------------------------------
 {
-  const section = (i: number) =>
-    `<h2>Section ${i}</h2><p>${'Paragraph text with <a href="/l' + i + '">a link</a> and some words to read. '.repeat(12)}</p><ul><li>item one</li><li>item two</li></ul>`;
-  let body = '';
-  for (let i = 0; body.length < 1024 * 1024; i += 1) body += section(i);
-  const big = `<!DOCTYPE html><html><head><title>Big</title></head><body><nav>menu</nav><article><h1>Big</h1>${body}</article><footer>foot</footer></body></html>`;
-  const times: number[] = [];
-  for (let i = 0; i < 6; i += 1) {
-    const started = performance.now();
-    renderContent(big, 'https://site.example/big', { format: 'markdown' });
-    times.push(performance.now() - started);
+  const big = largeArticlePage(1024 * 1024);
+  const pageUrl = 'https://site.example/big';
+  /** Runs `once` after a warm-up run, `conversions` times: median and max time, and the longest event-loop delay meanwhile. */
+  const measure = async (once: () => unknown) => {
+    await once(); // the first run warms the JIT (and a thread's libraries)
+    const times: number[] = [];
+    const delay = monitorEventLoopDelay({ resolution: 5 });
+    delay.enable();
+    for (let i = 0; i < conversions; i += 1) {
+      const started = performance.now();
+      await once();
+      times.push(performance.now() - started);
+      // Let the delay monitor's timer run between two conversions.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    delay.disable();
+    return `median ${ms(percentile(times, 50))}, max ${ms(Math.max(...times))}; event-loop delay max ${ms(delay.max / 1e6)}`;
+  };
+  console.log(`convert: ${(big.length / 1024 / 1024).toFixed(2)} MB article page (${conversions} runs after a warm-up)`);
+  // The threads first: conversions on the event loop leave hundreds of MB of garbage on this
+  // thread's heap, whose collection would then show up as delay in the rows after them.
+  const converter = createPageConverter({ threads: 1 });
+  for (const format of ['markdown', 'text'] as const) {
+    console.log(`  ${format.padEnd(8)} on a conversion thread ${await measure(() => converter.convert({ html: big, pageUrl, format, links: false }))}`);
   }
-  times.shift(); // the first run warms the JIT
-  console.log(`markdown: ${(big.length / 1024 / 1024).toFixed(2)} MB page → median ${ms(percentile(times, 50))}, max ${ms(Math.max(...times))} (5 runs)`);
+  await converter.close();
+
+  // The server's own event loop while POST /v1/web converts: what every other request would wait.
+  const service = await startTestService({ OUTBOUND_ALLOW_HOSTS: '127.0.0.1', WEB_FORMAT_THREADS: '1' });
+  const user = await service.user({ scraping: conversions + 10 });
+  site.route('/big', () => ({ headers: { 'content-type': 'text/html; charset=utf-8' }, body: big }));
+  const viaService = async () => {
+    const r = await service.call('POST', '/v1/web', { token: user.token, body: { url: `${site.url()}/big`, format: 'markdown' } });
+    if (r.status !== 200) throw new Error(`POST /v1/web answered ${r.status}: ${r.text}`);
+  };
+  console.log(`  POST /v1/web format=markdown           ${await measure(viaService)}`);
+  await service.close();
+
+  // As the service did before the threads: the same functions on the event loop.
+  for (const format of ['markdown', 'text'] as const) {
+    console.log(`  ${format.padEnd(8)} on the event loop      ${await measure(() => convertPage(big, pageUrl, { format, links: false }))}`);
+  }
 }
 
 // ---- browser ----------------------------------------------------------------------------------

@@ -1,10 +1,10 @@
 /**
  * The capability registry: the heavy parts behind the billed routes (the PDF worker pool, the
- * OCR engines, the search engine chain, the headless browser pool, and the upstream runner the
- * adapters share). Each module says how it reads its settings, starts and closes (its
- * `Capability`); this file reads every module's settings at start-up, so a typo stops the start
- * with the variable's name, and starts each one on first use (or when `serve` warms it), so a
- * process only pays for what it uses.
+ * OCR engines, the search engine chain, the headless browser pool, the web scraper with its page
+ * conversion threads, and the upstream runner the adapters share). Each module says how it reads
+ * its settings, starts and closes (its `Capability`); this file reads every module's settings at
+ * start-up, so a typo stops the start with the variable's name, and starts each one on first use
+ * (or when `serve` warms it), so a process only pays for what it uses.
  */
 import type { Redis } from 'ioredis';
 import type { FastifyBaseLogger } from 'fastify';
@@ -31,7 +31,7 @@ export interface Capabilities {
   search(): SearchChain;
   /** The shared headless browser pool, or null when no Chromium is installed. */
   browser(): Promise<BrowserPool | null>;
-  /** Generic pages (POST /v1/web): plain HTTP, or the browser with captcha solving. */
+  /** Generic pages (POST /v1/web): plain HTTP, or the browser with captcha solving; starts the conversion threads. */
   web(): WebScraper;
   /** Runs upstream adapters (forum, microblog, web) through the outbound client or the browser. */
   upstreams: UpstreamRunner;
@@ -54,7 +54,7 @@ export interface Capabilities {
 }
 
 export interface PoolStats {
-  pool: 'pdf' | 'ocr' | 'browser';
+  pool: 'pdf' | 'ocr' | 'browser' | 'web';
   workers: number;
   busy: number;
   queued: number;
@@ -136,7 +136,7 @@ export async function createCapabilities(
     pdf: () => pdf.get(),
     ocr: () => ocr.get(),
     search: () => search,
-    web: () => web.get(),
+    web: () => web.get().scraper,
     browser: getBrowser,
     upstreams,
     forum: () => forum.get(),
@@ -166,6 +166,11 @@ export async function createCapabilities(
       if (ocrPool) {
         const s = ocrPool.stats();
         stats.push({ pool: 'ocr', workers: s.workers, busy: s.workers - s.idle, queued: s.queued });
+      }
+      const webService = web.peek();
+      if (webService) {
+        const s = webService.converter.stats();
+        stats.push({ pool: 'web', workers: s.threads, busy: s.busy, queued: s.queued });
       }
       if (startedBrowser) {
         const s = startedBrowser.stats();

@@ -652,7 +652,7 @@ export interface paths {
         put?: never;
         /**
          * A web page: raw, as text or as Markdown
-         * @description Fetches the page with the given method, headers and body (1 credit), through a proxy in the given country (5 credits), or renders it in a headless browser that waits out challenge pages and solves captchas (bypass_captcha, 5 credits). Charged when the target answers 2xx, 404 or 410; any other answer is a free 502. Platforms with their own scrapers are refused (403 "Domain not supported").
+         * @description Fetches the page with the given method, headers and body (1 credit), through a proxy in the given country (5 credits), or renders it in a headless browser that waits out challenge pages and solves captchas (bypass_captcha, 5 credits). Charged when the target answers 2xx, 404 or 410; any other answer is a free 502. Platforms with their own scrapers are refused (403 "Domain not supported"). A page too large or complex to convert to the format asked for within the time limit is a free 422 on `format`.
          *
          *     Billed to the **scraping** balance, only on success.
          */

@@ -17,6 +17,8 @@ export const WEB_MESSAGES = {
   publicAddress: 'The url must point to a public address.',
   unreachable: 'The target site could not be reached.',
   captcha: 'The captcha could not be solved.',
+  notConverted: (format: string) => `The page is too large or complex to convert to ${format}: ask for the raw format.`,
+  linksNotRead: 'The page is too large or complex to read its links.',
   answered: (status: number) => `The target site answered ${status}.`,
 } as const;
 
@@ -27,7 +29,7 @@ export const webEndpoint = defineEndpoint({
   path: '/v1/web',
   summary: 'A web page: raw, as text or as Markdown',
   description:
-    'Fetches the page with the given method, headers and body (1 credit), through a proxy in the given country (5 credits), or renders it in a headless browser that waits out challenge pages and solves captchas (bypass_captcha, 5 credits). Charged when the target answers 2xx, 404 or 410; any other answer is a free 502. Platforms with their own scrapers are refused (403 "Domain not supported").',
+    'Fetches the page with the given method, headers and body (1 credit), through a proxy in the given country (5 credits), or renders it in a headless browser that waits out challenge pages and solves captchas (bypass_captcha, 5 credits). Charged when the target answers 2xx, 404 or 410; any other answer is a free 502. Platforms with their own scrapers are refused (403 "Domain not supported"). A page too large or complex to convert to the format asked for within the time limit is a free 422 on `format`.',
   tag: 'Scraping',
   input: 'body',
   schema: {
@@ -95,6 +97,7 @@ export const webEndpoint = defineEndpoint({
       signal,
     });
     if (outcome.kind === 'unreachable' || outcome.kind === 'captcha_unsolved') log.warn({ verdict: outcome.kind, reason: outcome.reason }, 'web page not fetched');
+    if (outcome.kind === 'not_converted') log.warn({ verdict: outcome.kind, what: outcome.what, reason: outcome.reason }, 'web page not converted');
     return { body: { response: answer(outcome) } };
   },
 });
@@ -114,6 +117,10 @@ function answer(outcome: WebOutcome) {
       throw httpErrors.fieldInvalid('url', WEB_MESSAGES.notAPage);
     case 'too_large':
       throw httpErrors.fieldInvalid('url', WEB_MESSAGES.tooLarge);
+    // The target answered, but the page is beyond what the conversion may spend on it: the same
+    // request would fail the same way, so a free 422 naming the option to change, not a 5xx to retry.
+    case 'not_converted':
+      throw outcome.what === 'links' ? httpErrors.fieldInvalid('links', WEB_MESSAGES.linksNotRead) : httpErrors.fieldInvalid('format', WEB_MESSAGES.notConverted(outcome.what));
     case 'captcha_unsolved':
       throw httpErrors.badGateway(WEB_MESSAGES.captcha);
     case 'no_browser':

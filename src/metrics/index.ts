@@ -68,7 +68,7 @@ export class GleanerMetrics {
     this.#upstreamLatency = new Histogram({ name: 'gleaner_upstream_duration_seconds', help: 'Upstream call time, by adapter.', labelNames: ['adapter'], buckets: LATENCY_BUCKETS, registers });
     new Gauge({
       name: 'gleaner_pool_workers',
-      help: 'Workers of each started pool (pdf threads, OCR engines, browser instances).',
+      help: 'Workers of each started pool (pdf threads, OCR engines, browser instances, web page conversion threads).',
       labelNames: ['pool'],
       registers,
       collect() {

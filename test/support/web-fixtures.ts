@@ -35,3 +35,20 @@ export function articlePage(): string {
 <footer><p>Copyright notice</p></footer>
 </body></html>`;
 }
+
+/**
+ * An article of at least `bytes` characters (headings, paragraphs with links, lists): the page
+ * the conversion tests and bench/web.ts use to make Markdown take seconds.
+ */
+export function largeArticlePage(bytes: number): string {
+  const section = (i: number) =>
+    `<h2>Section ${i}</h2><p>${`Paragraph text with <a href="/l${i}">a link</a> and some words to read. `.repeat(12)}</p><ul><li>item one</li><li>item two</li></ul>`;
+  const sections: string[] = [];
+  let length = 0;
+  for (let i = 0; length < bytes; i += 1) {
+    const next = section(i);
+    sections.push(next);
+    length += next.length;
+  }
+  return `<!DOCTYPE html><html><head><title>Big</title></head><body><nav>menu</nav><article><h1>Big</h1>${sections.join('')}</article><footer>foot</footer></body></html>`;
+}

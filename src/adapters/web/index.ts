@@ -1,6 +1,8 @@
 /**
  * Public entry of the generic page adapter behind POST /v1/web, and the reading of its settings:
- * WEB_BLOCKED_DOMAINS, WEB_TIMEOUT_MS, WEB_BROWSER_TIMEOUT_MS and the CAPTCHA_SOLVER_* variables.
+ * WEB_BLOCKED_DOMAINS, WEB_TIMEOUT_MS, WEB_BROWSER_TIMEOUT_MS, WEB_FORMAT_THREADS,
+ * WEB_FORMAT_TIMEOUT_MS and the CAPTCHA_SOLVER_* variables. Starting it starts the conversion
+ * threads (Markdown, text, links); closing it stops them.
  */
 import type { Capability } from '../../core/capability.ts';
 import { ConfigError } from '../../core/env.ts';
@@ -8,12 +10,15 @@ import type { OutboundClient } from '../../outbound/types.ts';
 import type { BrowserSource } from '../kit/runner.ts';
 import { createDomainBlocklist } from './blocked-domains.ts';
 import { createWebScraper, type WebScraper, type WebScraperSettings } from './scraper.ts';
+import { createPageConverter, PAGE_CONVERTER_DEFAULTS, type PageConverter } from './converter.ts';
 import { createCaptchaSolver, SOLVER_FLAVORS, type CaptchaSolverSettings, type SolverFlavor } from './solver.ts';
 
 export { createDomainBlocklist, canonicalHostname, DEFAULT_BLOCKED_DOMAINS, type DomainBlocklist } from './blocked-domains.ts';
 export { createWebScraper, isChargeableStatus, MAX_PAGE_BYTES, MAX_REDIRECTS, plainRequestParts } from './scraper.ts';
 export type { WebOutcome, WebPage, WebRequest, WebScraper, WebScraperSettings } from './scraper.ts';
-export { OUTPUT_FORMATS, extractLinks, renderContent, type OutputFormat } from './formats.ts';
+export { OUTPUT_FORMATS, convertPage, extractLinks, renderContent, type ConvertedPage, type OutputFormat } from './formats.ts';
+export { createPageConverter, inlineConverter, PAGE_CONVERTER_DEFAULTS } from './converter.ts';
+export type { ConvertOutcome, ConvertTask, PageConverter, PageConverterOptions } from './converter.ts';
 export { decodePage } from './charset.ts';
 export { isWebContent } from './content-type.ts';
 export { isHeaderObject, forwardableRequestHeaders } from './headers.ts';
@@ -25,12 +30,22 @@ export const WEB_DEFAULTS = {
   solverPollIntervalMs: 3_000,
   solverTimeoutMs: 60_000,
   solverFlavor: 'anticaptcha' as SolverFlavor,
+  formatThreads: PAGE_CONVERTER_DEFAULTS.threads,
+  formatTimeoutMs: PAGE_CONVERTER_DEFAULTS.timeoutMs,
 } as const;
 
 export interface WebSettings extends WebScraperSettings {
   /** WEB_BLOCKED_DOMAINS: added to the contract's list. */
   blockedDomains: string[];
   solver?: CaptchaSolverSettings;
+  /** The conversion threads: WEB_FORMAT_THREADS, and WEB_FORMAT_TIMEOUT_MS for one page. */
+  conversion: { threads: number; timeoutMs: number };
+}
+
+/** The started capability: the scraper the endpoint uses, and the conversion threads it owns. */
+export interface WebService {
+  scraper: WebScraper;
+  converter: PageConverter;
 }
 
 export interface WebDeps {
@@ -38,7 +53,7 @@ export interface WebDeps {
   browser: BrowserSource;
 }
 
-export const webCapability: Capability<WebSettings, WebScraper, WebDeps> = {
+export const webCapability: Capability<WebSettings, WebService, WebDeps> = {
   name: 'web',
   settings(env) {
     const blockedDomains = env.list('WEB_BLOCKED_DOMAINS');
@@ -63,6 +78,10 @@ export const webCapability: Capability<WebSettings, WebScraper, WebDeps> = {
       timeoutMs: env.positiveInteger('WEB_TIMEOUT_MS') ?? WEB_DEFAULTS.timeoutMs,
       browserTimeoutMs,
       proxyConfigured: env.text('PROXY_URL') !== undefined,
+      conversion: {
+        threads: env.positiveInteger('WEB_FORMAT_THREADS') ?? WEB_DEFAULTS.formatThreads,
+        timeoutMs: env.positiveInteger('WEB_FORMAT_TIMEOUT_MS') ?? WEB_DEFAULTS.formatTimeoutMs,
+      },
       ...(solverUrl !== undefined && solverKey !== undefined
         ? {
             solver: {
@@ -77,12 +96,15 @@ export const webCapability: Capability<WebSettings, WebScraper, WebDeps> = {
     };
   },
   start(settings, deps) {
-    return createWebScraper(settings, {
+    const converter = createPageConverter(settings.conversion);
+    const scraper = createWebScraper(settings, {
       outbound: deps.outbound,
       browser: deps.browser,
       blocklist: createDomainBlocklist(settings.blockedDomains),
       solver: settings.solver ? createCaptchaSolver(settings.solver, deps.outbound) : undefined,
+      converter,
     });
+    return { scraper, converter };
   },
-  close: async () => undefined,
+  close: (service) => service.converter.close(),
 };

@@ -1,7 +1,8 @@
 /**
  * Generic page scraping behind POST /v1/web (docs/web.md): one page fetched with plain HTTP
  * through the outbound client, or rendered in the shared headless browser (`bypass_captcha`),
- * turned into the contract's `{url, status_code, headers, content}`.
+ * turned into the contract's `{url, status_code, headers, content}`. Markdown, text and links are
+ * made by the converter: in the service, a pool of threads off the event loop (converter.ts).
  *
  * Both paths apply the blocked-domain rule to every URL they request: the plain client on the
  * first URL and on each redirect hop (`checkUrl`), the browser on every main-frame navigation and,
@@ -15,7 +16,8 @@ import { headerValue } from '../kit/decode.ts';
 import type { DomainBlocklist } from './blocked-domains.ts';
 import { decodePage } from './charset.ts';
 import { isHtmlType, isWebContent } from './content-type.ts';
-import { extractLinks, renderContent, type OutputFormat } from './formats.ts';
+import type { OutputFormat } from './formats.ts';
+import { inlineConverter, type PageConverter } from './converter.ts';
 import { forwardableRequestHeaders, returnedResponseHeaders } from './headers.ts';
 import { CaptchaSolverError } from './solver.ts';
 
@@ -57,6 +59,8 @@ export type WebOutcome =
   | { kind: 'private_address'; url: string }
   | { kind: 'not_a_page'; contentType: string | undefined }
   | { kind: 'too_large' }
+  /** The page came, but is too large or complex to turn into `what` (the conversion's time or memory limit). */
+  | { kind: 'not_converted'; what: Exclude<OutputFormat, 'raw'> | 'links'; reason: string }
   | { kind: 'unreachable'; reason: string }
   | { kind: 'captcha_unsolved'; reason: string }
   | { kind: 'no_browser' };
@@ -76,6 +80,11 @@ export interface WebScraperDeps {
   blocklist: DomainBlocklist;
   /** Undefined when no solver is configured: a captcha then fails the request. */
   solver?: CaptchaSolverFunction;
+  /**
+   * Where Markdown, text and links are made: the service passes its thread pool. Without one,
+   * pages are converted on the calling thread (tests and tools), which blocks it meanwhile.
+   */
+  converter?: PageConverter;
 }
 
 export interface WebScraper {
@@ -110,6 +119,7 @@ export function plainRequestParts(request: Pick<WebRequest, 'headers' | 'body'>)
 
 export function createWebScraper(settings: WebScraperSettings, deps: WebScraperDeps): WebScraper {
   const { outbound, blocklist } = deps;
+  const converter = deps.converter ?? inlineConverter;
   const checkHost = (hostname: string) => {
     if (blocklist.isBlocked(hostname)) throw new BlockedDomainError(hostname);
   };
@@ -132,7 +142,7 @@ export function createWebScraper(settings: WebScraperSettings, deps: WebScraperD
     const contentType = headerValue(response.headers, 'content-type');
     if (!isWebContent(contentType, response.body.subarray(0, 1024))) return { kind: 'not_a_page', contentType };
     const content = decodePage(response.body, contentType).text;
-    return { kind: 'ok', page: shape(response.url, response.status, response.headers, content, request) };
+    return shape(response.url, response.status, response.headers, content, request);
   }
 
   async function rendered(request: WebRequest): Promise<WebOutcome> {
@@ -157,7 +167,27 @@ export function createWebScraper(settings: WebScraperSettings, deps: WebScraperD
     if (!isChargeableStatus(page.status)) return { kind: 'status', status: page.status };
     const contentType = headerValue(page.headers, 'content-type');
     if (!isWebContent(contentType, Buffer.from(page.body.slice(0, 1024)))) return { kind: 'not_a_page', contentType };
-    return { kind: 'ok', page: shape(page.url, page.status, page.headers, page.body, request) };
+    return shape(page.url, page.status, page.headers, page.body, request);
+  }
+
+  /** The page as answered: converted to the format asked for, with its links when asked. */
+  async function shape(url: string, status: number, headers: Record<string, string>, content: string, request: WebRequest): Promise<WebOutcome> {
+    const contentType = headerValue(headers, 'content-type');
+    const html = isHtmlType(contentType, content);
+    const page: WebPage = { url, status_code: status, headers: returnedResponseHeaders(headers), content };
+    // Main content only makes sense for HTML; JSON or plain text is returned as it is.
+    const format = html ? request.format : 'raw';
+    const links = html && request.links;
+    if (format !== 'raw' || links) {
+      const converted = await converter.convert({ html: content, pageUrl: url, format, links }, request.signal);
+      if (converted.kind !== 'ok') {
+        return { kind: 'not_converted', what: format === 'raw' ? 'links' : format, reason: converted.kind };
+      }
+      if (converted.page.content !== undefined) page.content = converted.page.content;
+      if (links) page.links = converted.page.links ?? [];
+    }
+    if (request.links && !html) page.links = [];
+    return { kind: 'ok', page };
   }
 
   return {
@@ -178,20 +208,6 @@ export function createWebScraper(settings: WebScraperSettings, deps: WebScraperD
       }
     },
   };
-}
-
-function shape(url: string, status: number, headers: Record<string, string>, content: string, request: WebRequest): WebPage {
-  const contentType = headerValue(headers, 'content-type');
-  const html = isHtmlType(contentType, content);
-  const page: WebPage = {
-    url,
-    status_code: status,
-    headers: returnedResponseHeaders(headers),
-    // Main content only makes sense for HTML; JSON or plain text is returned as it is.
-    content: request.format !== 'raw' && html ? renderContent(content, url, { format: request.format }) : content,
-  };
-  if (request.links) page.links = html ? extractLinks(content, url) : [];
-  return page;
 }
 
 function failure(error: unknown): WebOutcome {

@@ -1,0 +1,82 @@
+/**
+ * Where /v1/web's conversions run (Markdown, text, links): a small pool of worker threads, so a
+ * large page never blocks the event loop that serves every other request (a 1 MB page takes
+ * about a second of CPU, docs/web.md). Each conversion has a time limit, counted from the moment
+ * a thread starts on it; past it the thread is terminated (and replaced) and the conversion ends
+ * as `time_limit`. A caller that aborts (the client went away) takes its task out of the queue,
+ * or ends the thread running it.
+ */
+import { createTaskThreads } from '../../core/task-threads.ts';
+import { convertPage, type ConvertedPage, type OutputFormat } from './formats.ts';
+
+export interface ConvertTask {
+  html: string;
+  /** The page's final URL: links are made absolute against it. */
+  pageUrl: string;
+  /** `raw` converts no content (only the links, when asked). */
+  format: OutputFormat;
+  links: boolean;
+}
+
+/** `time_limit` and `out_of_memory` say the page is too large or too complex to convert. */
+export type ConvertOutcome = { kind: 'ok'; page: ConvertedPage } | { kind: 'time_limit' } | { kind: 'out_of_memory' };
+
+export interface PageConverter {
+  /** Rejects only when `signal` aborts (with its reason) or the pool is unusable (closed, broken). */
+  convert(task: ConvertTask, signal?: AbortSignal): Promise<ConvertOutcome>;
+  /** Threads, conversions running and conversions waiting (none for the inline converter). */
+  stats(): { threads: number; busy: number; queued: number };
+  /** Waits for running conversions, then stops the threads. */
+  close(): Promise<void>;
+}
+
+export interface PageConverterOptions {
+  /** Conversion threads, all started with the pool. Default 2. */
+  threads?: number;
+  /** Time limit of one conversion, from the moment a thread starts on it. Default 30 s. */
+  timeoutMs?: number;
+  /** V8 heap limit of each thread; a page that needs more ends as `out_of_memory`. Default 1024 MB. */
+  maxHeapMb?: number;
+}
+
+export const PAGE_CONVERTER_DEFAULTS = {
+  threads: 2,
+  timeoutMs: 30_000,
+  maxHeapMb: 1024,
+} as const;
+
+/** Below this V8 cannot start the thread's modules reliably (and a tiny heap can abort the process). */
+export const MIN_CONVERTER_HEAP_MB = 64;
+
+const WORKER_FILE = new URL('./convert-worker.ts', import.meta.url).href;
+
+export function createPageConverter(options: PageConverterOptions = {}): PageConverter {
+  const threads = options.threads ?? PAGE_CONVERTER_DEFAULTS.threads;
+  const timeoutMs = options.timeoutMs ?? PAGE_CONVERTER_DEFAULTS.timeoutMs;
+  const maxHeapMb = options.maxHeapMb ?? PAGE_CONVERTER_DEFAULTS.maxHeapMb;
+  if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`threads must be an integer ≥ 1 (got ${threads})`);
+  if (!(timeoutMs > 0)) throw new RangeError(`timeoutMs must be > 0 (got ${timeoutMs})`);
+  if (!(maxHeapMb >= MIN_CONVERTER_HEAP_MB)) throw new RangeError(`maxHeapMb must be ≥ ${MIN_CONVERTER_HEAP_MB} (got ${maxHeapMb})`);
+
+  const pool = createTaskThreads<ConvertTask, ConvertedPage>({ filename: WORKER_FILE, threads, timeoutMs, maxHeapMb });
+
+  async function convert(task: ConvertTask, signal?: AbortSignal): Promise<ConvertOutcome> {
+    const outcome = await pool.run(task, { signal });
+    return outcome.kind === 'done' ? { kind: 'ok', page: outcome.result } : outcome;
+  }
+
+  return { convert, stats: pool.stats, close: pool.close };
+}
+
+/**
+ * Converts on the calling thread, without a time limit: for tests and tools that call the
+ * scraper directly. The service always uses the pool.
+ */
+export const inlineConverter: PageConverter = {
+  async convert(task, signal) {
+    signal?.throwIfAborted();
+    return { kind: 'ok', page: convertPage(task.html, task.pageUrl, { format: task.format, links: task.links }) };
+  },
+  stats: () => ({ threads: 0, busy: 0, queued: 0 }),
+  close: async () => undefined,
+};

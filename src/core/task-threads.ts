@@ -1,0 +1,125 @@
+/**
+ * Worker threads for CPU-heavy work (PDF, page conversion): one task per thread, every thread
+ * started with the pool, and a time limit counted from the moment a thread starts on a task, so
+ * time spent queued behind other tasks does not count. Past the limit, or when the caller's signal
+ * aborts, the task is aborted and piscina terminates exactly that thread and starts a fresh one:
+ * a stuck task never blocks the pool. A thread whose V8 heap overflows is replaced the same way.
+ *
+ * The thread talks back over a port of its own, carried in the task: `taskStarted(port)` when it
+ * begins, and `retireWith(port, result)` when it answers but must not take another task (its
+ * memory has to go): the pool hands the result over and ends that thread.
+ */
+import { MessageChannel, type MessagePort, type Transferable } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+
+/** A task as the thread receives it: the caller's task and its port back to the pool. */
+export type PooledTask<T> = T & { port: MessagePort };
+
+/** What a thread posts on its port. */
+type TaskNotice<R> = { type: 'started' } | { type: 'retire'; result: R };
+
+/** Thread side: the task has begun; its time limit starts now. */
+export function taskStarted(port: MessagePort): void {
+  port.postMessage({ type: 'started' } satisfies TaskNotice<never>);
+}
+
+/** Thread side: answer with `result`, and have this thread ended and replaced. Never settles. */
+export function retireWith<R>(port: MessagePort, result: R): Promise<never> {
+  port.postMessage({ type: 'retire', result } satisfies TaskNotice<R>);
+  return new Promise<never>(() => undefined);
+}
+
+export type TaskRun<R> = { kind: 'done'; result: R } | { kind: 'time_limit' } | { kind: 'out_of_memory' };
+
+export interface TaskThreadsOptions {
+  /** The worker module (a URL or path); its default export runs one `PooledTask`. */
+  filename: string;
+  threads: number;
+  timeoutMs: number;
+  /** V8 old-generation limit of each thread; a task that needs more ends as `out_of_memory`. */
+  maxHeapMb: number;
+  /** V8 young-generation limit of each thread (V8's default when absent). */
+  maxYoungGenerationMb?: number;
+  workerData?: unknown;
+}
+
+export interface TaskThreads<T, R> {
+  /**
+   * Runs `task` on a thread. Resolves with the result, `time_limit` or `out_of_memory`; rejects
+   * with the signal's reason when `signal` aborts, or when the thread fails otherwise.
+   */
+  run(task: T, options?: { signal?: AbortSignal; transferList?: Transferable[] }): Promise<TaskRun<R>>;
+  /** Threads, tasks running and tasks waiting. */
+  stats(): { threads: number; busy: number; queued: number };
+  /** Waits for running tasks, then stops the threads. */
+  close(): Promise<void>;
+}
+
+export function createTaskThreads<T extends object, R>(options: TaskThreadsOptions): TaskThreads<T, R> {
+  const { threads, timeoutMs } = options;
+  const pool = new Piscina<PooledTask<T>, R>({
+    filename: options.filename,
+    workerData: options.workerData,
+    // Every thread starts with the pool and stays: a thread started on demand would make its
+    // first task wait for the thread's modules (and engines) to load.
+    minThreads: threads,
+    maxThreads: threads,
+    // One task per thread: a time limit or abort terminates the whole thread, which would take an
+    // unrelated task down with it.
+    concurrentTasksPerWorker: 1,
+    atomics: 'async',
+    resourceLimits: {
+      maxOldGenerationSizeMb: options.maxHeapMb,
+      ...(options.maxYoungGenerationMb === undefined ? {} : { maxYoungGenerationSizeMb: options.maxYoungGenerationMb }),
+    },
+  });
+  /** Tasks submitted and not yet answered (queued or on a thread), for `stats`. */
+  let running = 0;
+
+  async function run(task: T, { signal, transferList = [] }: { signal?: AbortSignal; transferList?: Transferable[] } = {}): Promise<TaskRun<R>> {
+    signal?.throwIfAborted();
+    running++;
+    const timeLimit = new AbortController();
+    // Aborting a retiring thread's task is how piscina is told to end that very thread.
+    const retire = new AbortController();
+    let retiredWith: { result: R } | undefined;
+    const abort = AbortSignal.any(signal ? [timeLimit.signal, retire.signal, signal] : [timeLimit.signal, retire.signal]);
+    const { port1: notices, port2: port } = new MessageChannel();
+    let timer: NodeJS.Timeout | undefined;
+    let settled = false;
+    notices.on('message', (notice: TaskNotice<R>) => {
+      if (settled) return; // the answer and the notices travel on different ports: a quick task may be answered first
+      if (notice.type === 'started') {
+        timer = setTimeout(() => timeLimit.abort(new Error('task time limit reached')), timeoutMs);
+      } else {
+        retiredWith = { result: notice.result };
+        retire.abort(new Error('task thread retired'));
+      }
+    });
+    try {
+      const result = await pool.run({ ...task, port }, { signal: abort, transferList: [...transferList, port] });
+      return { kind: 'done', result };
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      if (retiredWith) return { kind: 'done', result: retiredWith.result };
+      if (timeLimit.signal.aborted) return { kind: 'time_limit' };
+      // The thread hit its V8 heap limit; piscina has replaced it.
+      if ((error as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY') return { kind: 'out_of_memory' };
+      throw error;
+    } finally {
+      settled = true;
+      running--;
+      clearTimeout(timer);
+      notices.close();
+    }
+  }
+
+  return {
+    run,
+    stats: () => {
+      const queued = pool.queueSize;
+      return { threads, queued, busy: Math.max(0, running - queued) };
+    },
+    close: () => pool.close(),
+  };
+}
