@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import sharp from 'sharp';
-import { maximumFilter, normalizeImage } from '../../src/extract/image/normalize.ts';
+import { engineImage, maximumFilter, normalizeImage, turnedUpsideDown } from '../../src/extract/image/normalize.ts';
 import type { NormalizeLimits, NormalizeOutcome } from '../../src/extract/image/normalize.ts';
 import {
   blankImage,
@@ -25,17 +25,19 @@ function assertOk(outcome: NormalizeOutcome): asserts outcome is Extract<Normali
 
 describe('normalizeImage', () => {
   for (const format of ['png', 'jpeg', 'webp'] as const) {
-    test(`${format} becomes an 8-bit single-channel PNG of the same size`, async () => {
+    test(`${format} becomes 8-bit greyscale pixels of the same size, handed to the engine as a PGM`, async () => {
       const input = await renderTextImage(SAMPLE_LINES, { format });
       const source = await sharp(input).metadata();
       const outcome = await normalizeImage(input, limits);
       assertOk(outcome);
       assert.equal(outcome.format, format);
       assert.deepEqual([outcome.width, outcome.height], [source.width, source.height]);
-      const output = await sharp(outcome.png).metadata();
-      assert.equal(output.format, 'png');
-      assert.equal(output.channels, 1);
-      assert.equal(output.depth, 'uchar');
+      assert.equal(outcome.pixels.length, outcome.width * outcome.height);
+      // Binary PGM: magic, width and height, largest value, then the pixels as they are.
+      const pgm = engineImage(outcome);
+      const header = `P5\n${outcome.width} ${outcome.height}\n255\n`;
+      assert.equal(pgm.subarray(0, header.length).toString('latin1'), header);
+      assert.ok(pgm.subarray(header.length).equals(outcome.pixels));
     });
   }
 
@@ -53,7 +55,7 @@ describe('normalizeImage', () => {
       // than at the top or bottom of a tall image.
       const upright = await renderTextImage(SAMPLE_LINES, { format: 'png' });
       const expected = await sharp(upright).toColourspace('b-w').normalise().raw().toBuffer();
-      const actual = await sharp(outcome.png).toColourspace('b-w').raw().toBuffer();
+      const actual = Buffer.from(outcome.pixels);
       assert.equal(actual.length, expected.length);
       assert.ok(meanAbsoluteDifference(actual, expected) < 8, 'normalised pixels match the upright rendering');
     });
@@ -85,7 +87,7 @@ describe('normalizeImage', () => {
     const input = await renderTextImage(SAMPLE_LINES, { format: 'png', transparent: true });
     const outcome = await normalizeImage(input, limits);
     assertOk(outcome);
-    const [grey] = (await sharp(outcome.png).stats()).channels;
+    const [grey] = (await statsOf(outcome)).channels;
     assert.ok(grey.mean > 200, `mostly white, mean ${grey.mean}`);
     assert.ok(grey.min < 50, 'text is dark');
   });
@@ -117,8 +119,7 @@ describe('normalizeImage', () => {
     assertOk(fromRaw);
     assertOk(fromFile);
     assert.equal(fromRaw.format, 'raw');
-    const [a, b] = await Promise.all([fromRaw.png, fromFile.png].map((png) => sharp(png).raw().toBuffer()));
-    assert.ok(meanAbsoluteDifference(a, b) < 1);
+    assert.ok(meanAbsoluteDifference(Buffer.from(fromRaw.pixels), Buffer.from(fromFile.pixels)) < 1);
   });
 
   test('unevenly lit paper comes out white on both its bright and its dark side, the ink dark', async () => {
@@ -126,7 +127,8 @@ describe('normalizeImage', () => {
     const photo = await photographed(page, { darkest: 35, noise: 10 });
     const outcome = await normalizeImage(photo, limits);
     assertOk(outcome);
-    const { data, info } = await sharp(outcome.png).raw().toBuffer({ resolveWithObject: true });
+    const { pixels: data, width } = outcome;
+    const info = { width, height: outcome.height };
     // Bottom right: the photo's dark corner, below the text (the input's paper there is about 40).
     const corner = (x0: number, y0: number): number => {
       let total = 0;
@@ -135,7 +137,7 @@ describe('normalizeImage', () => {
     };
     assert.ok(corner(5, 5) > 200, `bright corner ${corner(5, 5)}`);
     assert.ok(corner(info.width - 15, info.height - 15) > 200, `dark corner ${corner(info.width - 15, info.height - 15)}`);
-    const histogram = await sharp(outcome.png).stats();
+    const histogram = await statsOf(outcome);
     assert.ok(histogram.channels[0].min < 60, 'ink stays dark');
   });
 
@@ -143,8 +145,34 @@ describe('normalizeImage', () => {
     const page = await renderPage({ columns: [COLUMN_ONE], ink: '#f4f4f4', paper: '#1d2b4a' });
     const outcome = await normalizeImage(page, limits);
     assertOk(outcome);
-    const { channels } = await sharp(outcome.png).stats();
+    const { channels } = await statsOf(outcome);
     assert.ok(channels[0].mean > 200, `mostly light: mean ${channels[0].mean}`);
+  });
+});
+
+describe('the normalised image', () => {
+  test('turned upside down: the last pixel comes first, and two turns give the image back', async () => {
+    const image = { kind: 'ok' as const, pixels: new Uint8Array([1, 2, 3, 4, 5, 6]), width: 3, height: 2, format: 'raw' };
+    const turned = turnedUpsideDown(image);
+    assert.deepEqual([...turned.pixels], [6, 5, 4, 3, 2, 1]);
+    assert.deepEqual([turned.width, turned.height], [3, 2]);
+    assert.deepEqual([...image.pixels], [1, 2, 3, 4, 5, 6], 'the original is left as it was');
+    assert.deepEqual([...turnedUpsideDown(turned).pixels], [...image.pixels]);
+  });
+
+  test('a page near the size bound is prepared without holding the event loop for long', async () => {
+    const page = await renderPage({ columns: [COLUMN_ONE, COLUMN_ONE], fontSize: 120 });
+    const large = await sharp(page).resize({ width: 4000, height: 3000, fit: 'fill' }).png().toBuffer();
+    let ticks = 0;
+    const ticker = setInterval(() => (ticks += 1), 0);
+    try {
+      assertOk(await normalizeImage(large, limits));
+    } finally {
+      clearInterval(ticker);
+    }
+    // 12 million pixels go through the plain loops in slices of about a million, with a turn of the
+    // event loop between slices: timers run meanwhile.
+    assert.ok(ticks >= 5, `timers ran ${ticks} times during the preparation`);
   });
 });
 
@@ -154,6 +182,10 @@ describe('maximumFilter', () => {
     assert.deepEqual([...maximumFilter(pixels, 4, 3, 1)], [9, 9, 0, 0, 9, 9, 5, 5, 9, 9, 5, 5]);
   });
 });
+
+function statsOf(image: { pixels: Uint8Array; width: number; height: number }) {
+  return sharp(image.pixels, { raw: { width: image.width, height: image.height, channels: 1 } }).stats();
+}
 
 function meanAbsoluteDifference(a: Buffer, b: Buffer): number {
   let total = 0;

@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Worker as TesseractWorker } from 'tesseract.js';
 import { spawnEngine } from '../../src/extract/image/engine.ts';
-import { normalizeImage } from '../../src/extract/image/normalize.ts';
+import { engineImage, normalizeImage } from '../../src/extract/image/normalize.ts';
 import { OcrBusyError, OcrClosedError } from '../../src/extract/image/outcome.ts';
 import { createOcrPool } from '../../src/extract/image/pool.ts';
 import type { OcrPool, PoolOptions, SpawnEngine } from '../../src/extract/image/pool.ts';
@@ -52,7 +52,7 @@ describe('OCR pool', { skip }, () => {
       timeoutMs: 10_000,
     });
     assert.equal(normalized.kind, 'ok');
-    image = normalized.png;
+    image = engineImage(normalized);
   });
 
   after(async () => {

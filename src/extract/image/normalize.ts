@@ -4,7 +4,8 @@ import type { Metadata, SharpOptions } from 'sharp';
 /**
  * Decoding and preprocessing of untrusted images (encoded bytes, or a raw bitmap such as a
  * rendered PDF page) into the one form the OCR engine reads best: EXIF-upright, 8-bit greyscale
- * on white, uneven lighting flattened, contrast stretched, bounded in size, lossless PNG.
+ * on white, uneven lighting flattened, contrast stretched, bounded in size, handed to the engine
+ * as an uncompressed greyscale bitmap (PGM).
  */
 
 /** Uncompressed pixels, row by row, `channels` bytes per pixel (grey, RGB or RGBA). */
@@ -29,8 +30,8 @@ export interface NormalizeLimits {
 
 export interface NormalizedImage {
   kind: 'ok';
-  /** 8-bit greyscale PNG. */
-  png: Buffer;
+  /** 8-bit greyscale pixels, row by row, one byte a pixel. */
+  pixels: Uint8Array;
   width: number;
   height: number;
   /** Format sharp detected in the input (png, jpeg, webp, gif, tiff, heif, svg...). */
@@ -44,14 +45,20 @@ export type NormalizeOutcome =
   | { kind: 'timeout' };
 
 /**
- * Resolution written into the PNG. Tesseract warns (on the worker's stdout) about missing or
- * implausible resolutions, and its results did not change between 72 and 300 dpi in our
- * measurements, so one fixed, plausible value keeps the logs quiet.
+ * The image as the engine reads it: a binary PGM (P5), header and pixels. Leptonica reads it
+ * without decoding anything, where a PNG cost an encode here and a decode in the WebAssembly
+ * engine for a buffer that never leaves memory. PGM carries no resolution: the engine is given
+ * one (`user_defined_dpi`, engine.ts).
  */
-const OCR_DENSITY_DPI = 300;
+export function engineImage(image: NormalizedImage): Buffer {
+  const header = Buffer.from(`P5\n${image.width} ${image.height}\n255\n`, 'latin1');
+  return Buffer.concat([header, image.pixels]);
+}
 
-/** PNG compression is a cost paid twice (encode here, decode in the engine) for a buffer that never leaves memory. */
-const PNG_OPTIONS = { compressionLevel: 1 } as const;
+/** The image turned by 180° (an upside-down page read the right way up): the pixels in reverse order. */
+export function turnedUpsideDown(image: NormalizedImage): NormalizedImage {
+  return { ...image, pixels: image.pixels.slice().reverse() };
+}
 
 export async function normalizeImage(input: ImageInput, limits: NormalizeLimits): Promise<NormalizeOutcome> {
   const source = input instanceof Uint8Array ? await encodedSource(input, limits) : rawSource(input, limits);
@@ -66,8 +73,8 @@ export async function normalizeImage(input: ImageInput, limits: NormalizeLimits)
       .resize({ width: limits.maxSide, height: limits.maxSide, fit: 'inside', withoutEnlargement: true })
       .raw()
       .toBuffer({ resolveWithObject: true });
-    const png = await flattenLighting(grey.data, grey.info.width, grey.info.height);
-    return { kind: 'ok', png, width: grey.info.width, height: grey.info.height, format: source.format };
+    const pixels = await flattenLighting(grey.data, grey.info.width, grey.info.height);
+    return { kind: 'ok', pixels, width: grey.info.width, height: grey.info.height, format: source.format };
   } catch (error) {
     return classifySharpError(error);
   }
@@ -158,7 +165,7 @@ const PAPER_BLUR_SIGMA = 2;
  * darken the estimate). A page of light text on a dark ground is inverted first, so its ground
  * plays the paper; a dark band on a light page keeps its light text, as its maximum is that text.
  */
-async function flattenLighting(grey: Buffer, width: number, height: number): Promise<Buffer> {
+async function flattenLighting(grey: Buffer, width: number, height: number): Promise<Uint8Array> {
   const raw = { width, height, channels: 1 as const };
   const scale = Math.min(1, BACKGROUND_SIDE / Math.max(width, height));
   const small = {
@@ -174,24 +181,109 @@ async function flattenLighting(grey: Buffer, width: number, height: number): Pro
   const brightest = maximumFilter(reduced, small.width, small.height, PAPER_RADIUS);
   const darkest = invert(maximumFilter(invert(reduced), small.width, small.height, PAPER_RADIUS));
   const darkGround = isLightOnDark(reduced, brightest, darkest);
-  const page = darkGround ? await sharp(grey, { raw }).negate().toColourspace('b-w').raw().toBuffer() : grey;
   // The inverted page's brightest is the original's darkest.
   const paper = darkGround ? invert(darkest) : brightest;
+  const smoothPaper = await sharp(paper, { raw: small }).blur(PAPER_BLUR_SIGMA).toColourspace('b-w').raw().toBuffer();
+  return divideAndStretch(grey, width, height, smoothPaper, small, darkGround);
+}
 
-  const background = await sharp(paper, { raw: small })
-    .blur(PAPER_BLUR_SIGMA)
-    .resize({ width, height, fit: 'fill', kernel: 'cubic' })
-    // Colour dodge with the inverted background computes page / background.
-    .negate()
-    .toColourspace('b-w')
-    .raw()
-    .toBuffer();
-  const divided = await sharp(page, { raw })
-    .composite([{ input: background, raw, blend: 'colour-dodge' }])
-    .toColourspace('b-w')
-    .raw()
-    .toBuffer();
-  return sharp(divided, { raw }).normalise().toColourspace('b-w').withDensity(OCR_DENSITY_DPI).png(PNG_OPTIONS).toBuffer();
+/**
+ * Pixels handled between two yields to the event loop: the two passes below run on the main
+ * thread, and an image near the 4000 px bound (16 million pixels) must not hold it for long.
+ */
+const PIXELS_PER_SLICE = 1 << 20;
+
+/** Percentiles of the contrast stretch: the darkest and lightest 1% are clipped, as sharp's normalise() does. */
+const STRETCH_LOW = 0.01;
+const STRETCH_HIGH = 0.99;
+
+/**
+ * Each pixel divided by the paper's brightness around it (`paper`, a small image enlarged on the
+ * fly, bilinear), inverted first on a light-on-dark page; then the histogram stretched so that
+ * the 1st percentile is black and the 99th white. Two passes over the pixels in plain loops:
+ * libvips' composite and normalise, which did the same, work in floating point and colour space
+ * conversions, at about ten times the cost.
+ */
+async function divideAndStretch(
+  grey: Uint8Array,
+  width: number,
+  height: number,
+  paper: Uint8Array,
+  small: { width: number; height: number },
+  invertPage: boolean,
+): Promise<Uint8Array> {
+  const out = new Uint8Array(width * height);
+  const histogram = new Float64Array(256);
+  // Where each column falls between two columns of the small image, and how far.
+  const column = new Int32Array(width);
+  const columnWeight = new Float32Array(width);
+  for (let x = 0; x < width; x += 1) {
+    const position = Math.min(small.width - 1, Math.max(0, ((x + 0.5) * small.width) / width - 0.5));
+    column[x] = Math.min(small.width - 2, Math.floor(position));
+    columnWeight[x] = position - column[x];
+    if (small.width === 1) {
+      column[x] = 0;
+      columnWeight[x] = 0;
+    }
+  }
+  const paperRow = new Float32Array(small.width);
+  const rowsPerSlice = Math.max(1, Math.floor(PIXELS_PER_SLICE / width));
+
+  for (let y = 0; y < height; y += 1) {
+    if (y > 0 && y % rowsPerSlice === 0) await yieldToEventLoop();
+    // The paper's brightness along this row, interpolated between two rows of the small image.
+    const position = Math.min(small.height - 1, Math.max(0, ((y + 0.5) * small.height) / height - 0.5));
+    const above = Math.min(Math.max(0, small.height - 2), Math.floor(position));
+    const below = Math.min(small.height - 1, above + 1);
+    const rowWeight = position - above;
+    for (let i = 0; i < small.width; i += 1) {
+      paperRow[i] = paper[above * small.width + i] * (1 - rowWeight) + paper[below * small.width + i] * rowWeight;
+    }
+    const offset = y * width;
+    for (let x = 0; x < width; x += 1) {
+      const left = column[x];
+      const weight = columnWeight[x];
+      const background = small.width === 1 ? paperRow[0] : paperRow[left] * (1 - weight) + paperRow[left + 1] * weight;
+      const value = invertPage ? 255 - grey[offset + x] : grey[offset + x];
+      const divided = background < 1 ? 255 : Math.min(255, Math.round((value * 255) / background));
+      out[offset + x] = divided;
+      histogram[divided] += 1;
+    }
+  }
+
+  const { low, high } = percentiles(histogram, width * height);
+  if (high - low < 1) return out;
+  const stretch = new Uint8Array(256);
+  for (let value = 0; value < 256; value += 1) {
+    stretch[value] = Math.min(255, Math.max(0, Math.round(((value - low) * 255) / (high - low))));
+  }
+  const pixelsPerSlice = rowsPerSlice * width;
+  for (let start = 0; start < out.length; start += pixelsPerSlice) {
+    if (start > 0) await yieldToEventLoop();
+    const end = Math.min(out.length, start + pixelsPerSlice);
+    for (let i = start; i < end; i += 1) out[i] = stretch[out[i]];
+  }
+  return out;
+}
+
+/** The grey levels below which 1% and 99% of the pixels fall. */
+function percentiles(histogram: Float64Array, count: number): { low: number; high: number } {
+  let low = -1;
+  let high = 255;
+  let seen = 0;
+  for (let value = 0; value < 256; value += 1) {
+    seen += histogram[value];
+    if (low < 0 && seen > count * STRETCH_LOW) low = value;
+    if (seen >= count * STRETCH_HIGH) {
+      high = value;
+      break;
+    }
+  }
+  return { low: Math.max(0, low), high };
+}
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** Minimum contrast within a window for it to vote on the page's polarity (flat areas do not). */
@@ -247,12 +339,12 @@ export function maximumFilter(pixels: Uint8Array, width: number, height: number,
  */
 export async function upscaleImage(image: NormalizedImage, factor: number): Promise<NormalizedImage> {
   const width = Math.round(image.width * factor);
-  const { data: png, info } = await sharp(image.png)
+  const { data: pixels, info } = await sharp(image.pixels, { raw: { width: image.width, height: image.height, channels: 1 } })
     .resize({ width, kernel: 'lanczos3' })
-    .withDensity(OCR_DENSITY_DPI)
-    .png(PNG_OPTIONS)
+    .toColourspace('b-w')
+    .raw()
     .toBuffer({ resolveWithObject: true });
-  return { kind: 'ok', png, width: info.width, height: info.height, format: image.format };
+  return { kind: 'ok', pixels, width: info.width, height: info.height, format: image.format };
 }
 
 function classifySharpError(error: unknown): Exclude<NormalizeOutcome, NormalizedImage> {

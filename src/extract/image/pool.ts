@@ -1,6 +1,5 @@
-import type { RecognizeOptions, Worker as TesseractWorker } from 'tesseract.js';
-import { PAGE_SEGMENTATION_MODE, spawnEngine } from './engine.ts';
-import type { PageSegmentation } from './engine.ts';
+import type { Worker as TesseractWorker } from 'tesseract.js';
+import { spawnEngine } from './engine.ts';
 import { OcrBusyError, OcrClosedError } from './outcome.ts';
 
 /**
@@ -25,10 +24,8 @@ export interface PoolOptions {
 }
 
 export interface PassRequest {
-  /** An image the engine reads (the PNG made by normalizeImage). */
+  /** An image the engine reads (engineImage() of a normalised image). */
   image: Uint8Array;
-  /** Layout analysis of this pass; engines default to `auto`. */
-  segmentation?: PageSegmentation;
   /** Time limit for the recognition itself, queue wait excluded. */
   timeoutMs: number;
   /** Aborting rejects with signal.reason; a running job's engine is terminated and replaced. */
@@ -218,7 +215,7 @@ export function createOcrPool(options: PoolOptions, spawn: SpawnEngine = spawnEn
       timer = setTimeout(() => finish({ kind: 'timeout' }), request.timeoutMs);
       request.signal?.addEventListener('abort', onAbort, { once: true });
       lane.interrupt = finish;
-      engine.recognize(request.image, passOptions(request), { text: true, tsv: true }).then(
+      engine.recognize(request.image, {}, { text: true, tsv: true }).then(
         ({ data }) =>
           finish({
             kind: 'ok',
@@ -230,13 +227,6 @@ export function createOcrPool(options: PoolOptions, spawn: SpawnEngine = spawnEn
         (error: unknown) => finish({ kind: 'failed', reason: String(error) }),
       );
     });
-  }
-
-  /** Engine parameters set for this job only (tesseract.js restores them afterwards). */
-  function passOptions(request: PassRequest): Partial<RecognizeOptions> {
-    if (!request.segmentation || request.segmentation === 'auto') return {};
-    // Tesseract parameters travel with the recognize options; tesseract.js's typings only list its own.
-    return { tessedit_pageseg_mode: PAGE_SEGMENTATION_MODE[request.segmentation] } as Partial<RecognizeOptions>;
   }
 
   function warm(): Promise<void> {
