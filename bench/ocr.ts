@@ -11,6 +11,9 @@
  *   native-best    with BENCH_OCR_BEST=1: the same command reading this project's model (eng
  *                  4.0.0_best_int, unpacked to a temporary folder), model for model
  *
+ * gleaner reads the bundled model, or the one in OCR_MODEL_DIR as the service does: with
+ * OCR_MODEL_DIR=/usr/share/tesseract-ocr/5/tessdata both read the same (Debian's fast) model.
+ *
  * Images: a varied set generated in code (test/support/image-fixtures.ts: two columns, pixels
  * rotated 90/180/270°, unevenly lit photos saved at JPEG quality 40, low contrast, light on dark,
  * small text) plus, with CORPUS_DIR, the corpus OCR images with their ground truth. Accuracy is the
@@ -25,6 +28,7 @@
  *   BENCH_OCR_WORKERS    workers of the gleaner engine (default 2)
  *   BENCH_OCR_PARALLEL   native processes at a time (default 2)
  *   BENCH_OCR_BEST       1: also run the command line with the project's best_int model
+ *   OCR_MODEL_DIR        a folder with another eng.traineddata for gleaner (as in the service)
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -32,7 +36,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { gunzipSync } from 'node:zlib';
-import { createImageOcr } from '../src/extract/image/index.ts';
+import { createImageOcr, imageOcrOptionsFromEnv } from '../src/extract/image/index.ts';
 import { modelDirectory } from '../src/extract/image/engine.ts';
 import { corpusDir } from '../test/support/corpus.ts';
 import { characterErrorRate, variedSamples } from '../test/support/image-fixtures.ts';
@@ -90,7 +94,8 @@ function requestList(samples: Sample[]): Sample[] {
 async function runGleaner(samples: Sample[]): Promise<RunResult & { rss: Record<string, number> }> {
   const rss: Record<string, number> = { before: process.memoryUsage().rss };
   const requests = requestList(samples);
-  const ocr = createImageOcr({ workers, maxQueue: requests.length });
+  const { model } = imageOcrOptionsFromEnv();
+  const ocr = createImageOcr({ workers, maxQueue: requests.length, model });
   await ocr.warm();
   rss.warmed = process.memoryUsage().rss;
   const texts = new Map<string, string>();
@@ -106,7 +111,8 @@ async function runGleaner(samples: Sample[]): Promise<RunResult & { rss: Record<
   const seconds = (performance.now() - started) / 1000;
   rss.after = process.memoryUsage().rss;
   await ocr.close();
-  return { engine: `gleaner (${workers} workers)`, seconds, requests: requests.length, texts, failures, rss };
+  const modelName = model ? `model in ${model.directory}` : 'bundled best_int model';
+  return { engine: `gleaner (${workers} workers, ${modelName})`, seconds, requests: requests.length, texts, failures, rss };
 }
 
 function nativeAvailable(): boolean {

@@ -97,11 +97,13 @@ export interface PageLayout {
   gutter?: number;
   /** A line across the whole width above the columns. */
   heading?: string;
+  /** A band of this colour behind the heading, which is then written in the paper's colour (a banner). */
+  headingBand?: string;
 }
 
 /** Renders a page of one or more columns side by side, as raw PNG. */
 export async function renderPage(layout: PageLayout): Promise<Buffer> {
-  const { columns, fontSize = 24, fontFamily = 'DejaVu Serif', ink = '#111111', paper = '#ffffff', gutter = 1.5, heading } = layout;
+  const { columns, fontSize = 24, fontFamily = 'DejaVu Serif', ink = '#111111', paper = '#ffffff', gutter = 1.5, heading, headingBand } = layout;
   const lineHeight = Math.round(fontSize * 1.45);
   const margin = Math.round(fontSize * 1.5);
   // Average advance of a character: about 0.6 em in the DejaVu faces, less in Liberation's.
@@ -111,10 +113,11 @@ export async function renderPage(layout: PageLayout): Promise<Buffer> {
   const width = margin * 2 + columnWidth * columns.length + gap * (columns.length - 1);
   const top = margin + (heading ? lineHeight * 2 : 0);
   const height = top + margin + lineHeight * Math.max(...columns.map((column) => column.length));
-  const text = (x: number, y: number, line: string, size = fontSize): string =>
-    `<text x="${x}" y="${y}" font-family="${fontFamily}" font-size="${size}" fill="${ink}">${escapeXml(line)}</text>`;
+  const text = (x: number, y: number, line: string, size = fontSize, fill = ink): string =>
+    `<text x="${x}" y="${y}" font-family="${fontFamily}" font-size="${size}" fill="${fill}">${escapeXml(line)}</text>`;
   const parts = [`<rect width="100%" height="100%" fill="${paper}"/>`];
-  if (heading) parts.push(text(margin, margin + fontSize * 1.3, heading, Math.round(fontSize * 1.3)));
+  if (heading && headingBand) parts.push(`<rect x="0" y="${Math.round(margin * 0.4)}" width="100%" height="${Math.round(fontSize * 2.8)}" fill="${headingBand}"/>`);
+  if (heading) parts.push(text(margin, margin + fontSize * 1.3, heading, Math.round(fontSize * 1.3), headingBand ? paper : ink));
   columns.forEach((column, index) => {
     const x = margin + index * (columnWidth + gap);
     column.forEach((line, row) => parts.push(text(x, top + lineHeight * row + fontSize, line)));
@@ -194,6 +197,18 @@ export async function variedSamples(): Promise<VariedSample[]> {
       truth: COLUMN_ONE.join('\n'),
     },
     { name: 'small-text-10px', bytes: await renderPage({ columns: [COLUMN_TWO], fontSize: 10, fontFamily: 'DejaVu Sans' }), truth: COLUMN_TWO.join('\n') },
+    {
+      name: 'dark-banner',
+      bytes: await renderPage({ columns: [INVOICE_LINES.slice(1)], fontFamily: 'DejaVu Sans', fontSize: 22, heading: 'QUARTERLY STATEMENT', headingBand: '#22313f' }),
+      truth: `QUARTERLY STATEMENT\n${INVOICE_LINES.slice(1).join('\n')}`,
+    },
+    { name: 'two-columns-180', bytes: await rotatedPixels(article, 180), truth: twoColumns },
+    {
+      name: 'long-column-270',
+      bytes: await rotatedPixels(await renderPage({ columns: [[...COLUMN_ONE, ...COLUMN_TWO, ...INVOICE_LINES]], fontSize: 18, fontFamily: 'Liberation Serif' }), 270),
+      truth: [...COLUMN_ONE, ...COLUMN_TWO, ...INVOICE_LINES].join('\n'),
+    },
+    { name: 'photo-rotated-180', bytes: await rotatedPixels(await photographed(page), 180), truth: invoice },
   ];
 }
 

@@ -1,14 +1,15 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { gunzipSync } from 'node:zlib';
 import sharp from 'sharp';
-import { createImageOcr, OcrBusyError } from '../../src/extract/image/index.ts';
+import { createImageOcr, imageOcrOptionsFromEnv, OcrBusyError } from '../../src/extract/image/index.ts';
 import type { ImageOcr, OcrOutcome } from '../../src/extract/image/index.ts';
-import { engineCoreFile, modelDirectory } from '../../src/extract/image/engine.ts';
+import { bundledModel, engineCoreFile, hasLstmModel, modelDirectory } from '../../src/extract/image/engine.ts';
 import {
   blankImage,
   canRenderText,
@@ -250,6 +251,55 @@ describe('offline engine', { skip }, () => {
     } finally {
       rmSync(scripts, { recursive: true, force: true });
       rmSync(workingDirectory, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("an operator's model (OCR_MODEL_DIR)", { skip }, () => {
+  let folder: string;
+  before(() => {
+    folder = mkdtempSync(path.join(tmpdir(), 'ocr-model-'));
+  });
+  after(() => {
+    rmSync(folder, { recursive: true, force: true });
+  });
+
+  test('a traineddata file is checked for an LSTM network in its table of components', () => {
+    const bundled = gunzipSync(readFileSync(bundledModel().file));
+    assert.equal(hasLstmModel(bundled), true);
+    // Tesseract 3 data: fewer components, or the LSTM entry marked absent (-1).
+    const table = (components: number, lstmOffset: bigint): Uint8Array => {
+      const data = Buffer.alloc(4 + components * 8 + 64);
+      data.writeUInt32LE(components, 0);
+      for (let i = 0; i < components; i += 1) data.writeBigInt64LE(i === 17 ? lstmOffset : -1n, 4 + i * 8);
+      return data;
+    };
+    assert.equal(hasLstmModel(table(15, 0n)), false);
+    assert.equal(hasLstmModel(table(24, -1n)), false);
+    assert.equal(hasLstmModel(table(24, 200n)), true);
+    assert.equal(hasLstmModel(new Uint8Array(3)), false);
+  });
+
+  test('a folder without a model, or with a file that is no LSTM model, stops the start, naming the variable', () => {
+    assert.throws(() => imageOcrOptionsFromEnv({ OCR_MODEL_DIR: folder }), (error: Error & { variable?: string }) => {
+      assert.equal(error.variable, 'OCR_MODEL_DIR');
+      assert.match(error.message, /^OCR_MODEL_DIR: no eng\.traineddata or eng\.traineddata\.gz in /);
+      return true;
+    });
+    writeFileSync(path.join(folder, 'eng.traineddata'), Buffer.alloc(512));
+    assert.throws(() => imageOcrOptionsFromEnv({ OCR_MODEL_DIR: folder }), /eng\.traineddata holds no LSTM model/);
+    rmSync(path.join(folder, 'eng.traineddata'));
+  });
+
+  test('an uncompressed eng.traineddata in the folder is what the engines read', async () => {
+    writeFileSync(path.join(folder, 'eng.traineddata'), gunzipSync(readFileSync(bundledModel().file)));
+    const { model } = imageOcrOptionsFromEnv({ OCR_MODEL_DIR: ` ${folder} ` });
+    assert.deepEqual(model, { directory: folder, file: path.join(folder, 'eng.traineddata'), gzip: false });
+    const ocr = createImageOcr({ workers: 1, model });
+    try {
+      assertReads(await ocr.recognize(await renderTextImage(SAMPLE_LINES)), expected, 'operator model');
+    } finally {
+      await ocr.close();
     }
   });
 });

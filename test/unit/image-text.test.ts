@@ -73,7 +73,7 @@ describe('options', () => {
   test('environment variables map to options; unset ones keep the defaults', () => {
     assert.deepEqual(
       imageOcrOptionsFromEnv({ OCR_WORKERS: '3', OCR_TIMEOUT_MS: '5000', OCR_MAX_PIXELS: ' 1000000 ', OCR_RECYCLE_AFTER: '' }),
-      { workers: 3, timeoutMs: 5000, maxPixels: 1_000_000, recycleAfter: undefined, maxQueue: undefined },
+      { workers: 3, timeoutMs: 5000, maxPixels: 1_000_000, recycleAfter: undefined, maxQueue: undefined, model: undefined },
     );
   });
 

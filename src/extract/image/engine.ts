@@ -1,7 +1,8 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Worker as ThreadWorker } from 'node:worker_threads';
+import { gunzipSync } from 'node:zlib';
 import { createWorker, OEM, PSM } from 'tesseract.js';
 import type { Worker as TesseractWorker } from 'tesseract.js';
 
@@ -12,7 +13,11 @@ import type { Worker as TesseractWorker } from 'tesseract.js';
 
 const require = createRequire(import.meta.url);
 
-/** English LSTM model, integer-quantised "best" variant: more accurate than "fast", close in speed. */
+/**
+ * The bundled English model: the integer-quantised "best" LSTM model of the @tesseract.js-data/eng
+ * package. More accurate than Tesseract's "fast" model, and about 1.2-1.3 times slower in the
+ * command line itself; no npm package ships the fast one (docs/ocr.md).
+ */
 const MODEL_LANGUAGE = 'eng';
 const MODEL_FOLDER = '4.0.0_best_int';
 
@@ -20,6 +25,62 @@ const MODEL_FOLDER = '4.0.0_best_int';
 export function modelDirectory(): string {
   const packageDir = path.dirname(require.resolve('@tesseract.js-data/eng/package.json'));
   return path.join(packageDir, MODEL_FOLDER);
+}
+
+/** The English model an engine loads: its folder, its file, and whether that file is gzipped. */
+export interface EngineModel {
+  directory: string;
+  file: string;
+  gzip: boolean;
+}
+
+/** The bundled model. */
+export function bundledModel(): EngineModel {
+  const directory = modelDirectory();
+  return { directory, file: path.join(directory, `${MODEL_LANGUAGE}.traineddata.gz`), gzip: true };
+}
+
+/**
+ * An operator's model: `eng.traineddata` (or `eng.traineddata.gz`) in `directory`, such as the
+ * "fast" model of a system Tesseract package. Checked once, at startup: the file must exist and
+ * carry an LSTM model (a Tesseract 3 file has none, and the engine runs only the LSTM recogniser).
+ * Throws with the reason.
+ */
+export function modelIn(directory: string): EngineModel {
+  const plain = path.join(directory, `${MODEL_LANGUAGE}.traineddata`);
+  const packed = `${plain}.gz`;
+  const model: EngineModel | null = existsSync(plain)
+    ? { directory, file: plain, gzip: false }
+    : existsSync(packed)
+      ? { directory, file: packed, gzip: true }
+      : null;
+  if (!model) throw new Error(`no ${MODEL_LANGUAGE}.traineddata or ${MODEL_LANGUAGE}.traineddata.gz in ${directory}`);
+  let data: Buffer;
+  try {
+    data = readFileSync(model.file);
+    if (model.gzip) data = gunzipSync(data);
+  } catch (error) {
+    throw new Error(`${model.file} cannot be read: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (!hasLstmModel(data)) throw new Error(`${model.file} holds no LSTM model (Tesseract 3 data?)`);
+  return model;
+}
+
+/** Index of the LSTM network in a traineddata file's table of components (Tesseract's TESSDATA_LSTM). */
+const TESSDATA_LSTM = 17;
+
+/**
+ * Whether a traineddata file carries an LSTM network. The file starts with the number of
+ * components (32-bit) and a table of their 64-bit offsets, -1 for a component that is absent.
+ */
+export function hasLstmModel(data: Uint8Array): boolean {
+  if (data.byteLength < 4) return false;
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const components = view.getUint32(0, true);
+  const entry = 4 + TESSDATA_LSTM * 8;
+  if (components <= TESSDATA_LSTM || data.byteLength < entry + 8) return false;
+  const offset = view.getBigInt64(entry, true);
+  return offset > 0n && offset < BigInt(data.byteLength);
 }
 
 /**
@@ -34,9 +95,8 @@ export function engineCoreFile(): string {
 }
 
 /** Fails fast, with the path, when an installed asset is missing (instead of a vague worker error). */
-export function assertEngineAssets(): void {
-  const model = path.join(modelDirectory(), `${MODEL_LANGUAGE}.traineddata.gz`);
-  if (!existsSync(model)) throw new Error(`OCR model not found at ${model}`);
+export function assertEngineAssets(model: EngineModel = bundledModel()): void {
+  if (!existsSync(model.file)) throw new Error(`OCR model not found at ${model.file}`);
   const core = engineCoreFile();
   const wasm = core.replace(/\.js$/, '.wasm');
   if (!existsSync(wasm)) throw new Error(`OCR engine not found at ${wasm}`);
@@ -55,8 +115,8 @@ const START_TIMEOUT_MS = 60_000;
  * Starts one engine and loads the model; resolves once it is ready to recognise.
  * `onCrash` is called when its worker thread exits or throws, including after terminate().
  */
-export async function spawnEngine(onCrash: (reason: string) => void): Promise<TesseractWorker> {
-  const starting = startEngine();
+export async function spawnEngine(onCrash: (reason: string) => void, model: EngineModel = bundledModel()): Promise<TesseractWorker> {
+  const starting = startEngine(model);
   let timer: NodeJS.Timeout | undefined;
   const tooSlow = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`the OCR engine did not start within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
@@ -80,11 +140,11 @@ export async function spawnEngine(onCrash: (reason: string) => void): Promise<Te
   return worker;
 }
 
-async function startEngine(): Promise<TesseractWorker> {
+async function startEngine(model: EngineModel): Promise<TesseractWorker> {
   const worker = await createWorker(MODEL_LANGUAGE, OEM.LSTM_ONLY, {
     // A filesystem path (not a URL): tesseract.js then reads the file instead of fetching it.
-    langPath: modelDirectory(),
-    gzip: true,
+    langPath: model.directory,
+    gzip: model.gzip,
     // No read from or write of a traineddata cache in the working directory.
     cacheMethod: 'none',
     // Without a handler tesseract.js rethrows a failed job inside its message listener, which

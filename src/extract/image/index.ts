@@ -1,6 +1,7 @@
-import { envReader, type EnvReader } from '../../core/env.ts';
+import { ConfigError, envReader, type EnvReader } from '../../core/env.ts';
 import { availableParallelism } from 'node:os';
-import { assertEngineAssets } from './engine.ts';
+import { assertEngineAssets, bundledModel, modelIn, spawnEngine } from './engine.ts';
+import type { EngineModel } from './engine.ts';
 import { engineImage, normalizeImage, turnedUpsideDown, upscaleImage } from './normalize.ts';
 import type { ImageInput, NormalizeLimits, NormalizedImage } from './normalize.ts';
 import { OcrBusyError, OcrClosedError } from './outcome.ts';
@@ -26,6 +27,8 @@ export interface ImageOcrOptions {
   recycleAfter?: number;
   /** Images allowed to wait for an engine before recognize() throws OcrBusyError. Default 16 per worker. */
   maxQueue?: number;
+  /** The English model the engines load. Default: the bundled one (see modelIn() for another). */
+  model?: EngineModel;
   /** Starts one engine; for tests of the pool's lifecycle. */
   spawnEngine?: SpawnEngine;
 }
@@ -78,8 +81,9 @@ export function createImageOcr(options: ImageOcrOptions = {}): ImageOcr {
     recycleAfter: positiveInteger('recycleAfter', options.recycleAfter ?? OCR_DEFAULTS.recycleAfter),
     maxQueue: positiveInteger('maxQueue', options.maxQueue ?? workers * OCR_DEFAULTS.queuePerWorker),
   };
-  if (!options.spawnEngine) assertEngineAssets();
-  const pool = createOcrPool(poolOptions, options.spawnEngine);
+  const model = options.model ?? bundledModel();
+  if (!options.spawnEngine) assertEngineAssets(model);
+  const pool = createOcrPool(poolOptions, options.spawnEngine ?? ((onCrash) => spawnEngine(onCrash, model)));
   let closed = false;
 
   async function recognize(input: ImageInput, signal?: AbortSignal): Promise<OcrOutcome> {
@@ -159,7 +163,7 @@ function engineFailure(result: Exclude<PassResult, { kind: 'ok' }>): OcrOutcome 
 
 /**
  * Options from the environment (OCR_WORKERS, OCR_TIMEOUT_MS, OCR_MAX_PIXELS, OCR_RECYCLE_AFTER,
- * OCR_MAX_QUEUE); unset or empty variables keep the defaults, malformed ones throw.
+ * OCR_MAX_QUEUE, OCR_MODEL_DIR); unset or empty variables keep the defaults, malformed ones throw.
  */
 export function imageOcrOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): ImageOcrOptions {
   return readOcrOptions(envReader(env));
@@ -172,7 +176,19 @@ export function readOcrOptions(env: EnvReader): ImageOcrOptions {
     maxPixels: env.positiveInteger('OCR_MAX_PIXELS'),
     recycleAfter: env.positiveInteger('OCR_RECYCLE_AFTER'),
     maxQueue: env.positiveInteger('OCR_MAX_QUEUE'),
+    model: modelFromEnv(env),
   };
+}
+
+/** OCR_MODEL_DIR: a folder with another eng.traineddata, checked before the service starts. */
+function modelFromEnv(env: EnvReader): EngineModel | undefined {
+  const directory = env.text('OCR_MODEL_DIR');
+  if (directory === undefined) return undefined;
+  try {
+    return modelIn(directory);
+  } catch (error) {
+    throw new ConfigError(`OCR_MODEL_DIR: ${error instanceof Error ? error.message : String(error)}.`, 'OCR_MODEL_DIR');
+  }
 }
 
 function positiveInteger(name: string, value: number): number {
