@@ -5,6 +5,10 @@
  * aborts, the task is aborted and piscina terminates exactly that thread and starts a fresh one:
  * a stuck task never blocks the pool. A thread whose V8 heap overflows is replaced the same way.
  *
+ * A bounded queue (`maxQueue`) refuses a new task once that many wait, before it takes any memory
+ * in the queue: the caller answers "busy" rather than let waiting documents pile up. A task that
+ * continues work already admitted (`continuation`) is never refused.
+ *
  * The thread talks back over a port of its own, carried in the task: `taskStarted(port)` when it
  * begins, and `retireWith(port, result)` when it answers but must not take another task (its
  * memory has to go): the pool hands the result over and ends that thread.
@@ -29,7 +33,14 @@ export function retireWith<R>(port: MessagePort, result: R): Promise<never> {
   return new Promise<never>(() => undefined);
 }
 
-export type TaskRun<R> = { kind: 'done'; result: R } | { kind: 'time_limit' } | { kind: 'out_of_memory' };
+export type TaskRun<R> = { kind: 'done'; result: R } | { kind: 'time_limit' } | { kind: 'out_of_memory' } | { kind: 'queue_full' };
+
+export interface RunOptions {
+  signal?: AbortSignal;
+  transferList?: Transferable[];
+  /** The task continues work already admitted: it is never refused as `queue_full`. */
+  continuation?: boolean;
+}
 
 export interface TaskThreadsOptions {
   /** The worker module (a URL or path); its default export runs one `PooledTask`. */
@@ -40,15 +51,20 @@ export interface TaskThreadsOptions {
   maxHeapMb: number;
   /** V8 young-generation limit of each thread (V8's default when absent). */
   maxYoungGenerationMb?: number;
+  /** Tasks allowed to wait for a thread; past it a new task is `queue_full`. Unbounded when absent. */
+  maxQueue?: number;
   workerData?: unknown;
 }
 
 export interface TaskThreads<T, R> {
   /**
-   * Runs `task` on a thread. Resolves with the result, `time_limit` or `out_of_memory`; rejects
-   * with the signal's reason when `signal` aborts, or when the thread fails otherwise.
+   * Runs `task` on a thread. Resolves with the result, `time_limit`, `out_of_memory` or (at once,
+   * nothing queued) `queue_full`; rejects with the signal's reason when `signal` aborts, or when
+   * the thread fails otherwise.
    */
-  run(task: T, options?: { signal?: AbortSignal; transferList?: Transferable[] }): Promise<TaskRun<R>>;
+  run(task: T, options?: RunOptions): Promise<TaskRun<R>>;
+  /** Whether a new task would be queued now rather than refused as `queue_full`. */
+  hasCapacity(): boolean;
   /** Threads, tasks running and tasks waiting. */
   stats(): { threads: number; busy: number; queued: number };
   /** Waits for running tasks, then stops the threads. */
@@ -56,7 +72,8 @@ export interface TaskThreads<T, R> {
 }
 
 export function createTaskThreads<T extends object, R>(options: TaskThreadsOptions): TaskThreads<T, R> {
-  const { threads, timeoutMs } = options;
+  const { threads, timeoutMs, maxQueue = Infinity } = options;
+  if (!(maxQueue >= 0)) throw new RangeError(`maxQueue must be ≥ 0 (got ${maxQueue})`);
   const pool = new Piscina<PooledTask<T>, R>({
     filename: options.filename,
     workerData: options.workerData,
@@ -76,8 +93,13 @@ export function createTaskThreads<T extends object, R>(options: TaskThreadsOptio
   /** Tasks submitted and not yet answered (queued or on a thread), for `stats`. */
   let running = 0;
 
-  async function run(task: T, { signal, transferList = [] }: { signal?: AbortSignal; transferList?: Transferable[] } = {}): Promise<TaskRun<R>> {
+  /** Tasks submitted and waiting for a thread (piscina counts them once they are in its queue). */
+  const waiting = (): number => Math.max(0, running - threads);
+  const hasCapacity = (): boolean => waiting() < maxQueue;
+
+  async function run(task: T, { signal, transferList = [], continuation = false }: RunOptions = {}): Promise<TaskRun<R>> {
     signal?.throwIfAborted();
+    if (!continuation && !hasCapacity()) return { kind: 'queue_full' };
     running++;
     const timeLimit = new AbortController();
     // Aborting a retiring thread's task is how piscina is told to end that very thread.
@@ -116,6 +138,7 @@ export function createTaskThreads<T extends object, R>(options: TaskThreadsOptio
 
   return {
     run,
+    hasCapacity,
     stats: () => {
       const queued = pool.queueSize;
       return { threads, queued, busy: Math.max(0, running - queued) };

@@ -6,7 +6,7 @@ import { ImageResponse, PdfResponse } from './responses.ts';
 import { downloadDocument, MAX_BYTES } from './download.ts';
 import { OcrBusyError, type ImageOcr } from '../extract/image/index.ts';
 import { countCharacters, countWords } from '../extract/pdf/result.ts';
-import type { PdfExtractor, PdfResult } from '../extract/pdf/index.ts';
+import { PdfBusyError, type PdfExtractor, type PdfResult } from '../extract/pdf/index.ts';
 
 export const EXTRACTION_MESSAGES = {
   pdfFailed: 'Unable to extract text from the PDF.',
@@ -63,10 +63,14 @@ export const pdfEndpoint = defineEndpoint({
   async handler({ input, services, signal, meter }) {
     // A balance that cannot pay for one page is told so before the download.
     if ((await meter.affordable()) < 1) throw httpErrors.insufficientCredits();
-    const file = await downloadDocument(services.outbound, input.url, MAX_BYTES.pdf, signal);
     const pdf = services.capabilities.pdf();
+    // An overloaded server says so before spending a download on a document it would refuse.
+    if (!pdf.hasCapacity()) throw httpErrors.busy();
+    const file = await downloadDocument(services.outbound, input.url, MAX_BYTES.pdf, signal);
     const bytes = new Uint8Array(file.buffer, file.byteOffset, file.byteLength);
-    const counted = await pdf.count(bytes, signal);
+    const counted = await pdf.count(bytes, signal).catch((error: unknown) => {
+      throw error instanceof PdfBusyError ? httpErrors.busy() : error;
+    });
     if (counted.kind !== 'ok') throw httpErrors.badRequest(EXTRACTION_MESSAGES.pdfFailed);
     if (counted.pageCount > PDF_MAX_PAGES) throw httpErrors.badRequest(EXTRACTION_MESSAGES.pdfTooManyPages);
     await meter.cover(Math.max(1, counted.pageCount)); // 403 when the balance cannot cover every page

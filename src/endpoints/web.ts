@@ -125,6 +125,8 @@ function answer(outcome: WebOutcome) {
       throw httpErrors.badGateway(WEB_MESSAGES.captcha);
     case 'no_browser':
       throw httpErrors.notConfigured();
+    case 'busy':
+      throw httpErrors.busy();
     case 'unreachable':
       throw httpErrors.badGateway(WEB_MESSAGES.unreachable);
   }

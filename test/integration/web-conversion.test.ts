@@ -140,3 +140,49 @@ describe('the conversion time limit', () => {
     assert.equal(await balanceOf(service, user), 4);
   });
 });
+
+describe('the conversion queue', () => {
+  let service: TestService;
+  before(async () => {
+    service = await startTestService({ OUTBOUND_ALLOW_HOSTS: 'localhost', WEB_FORMAT_THREADS: '1', WEB_FORMAT_MAX_QUEUE: '1' });
+  });
+  after(async () => {
+    await service?.close();
+  });
+
+  test('full: a page that needs converting is a free 503 to retry; a raw page is still served', async () => {
+    const user = await service.user({ scraping: 5 });
+    const controller = new AbortController();
+    const convert = () =>
+      fetch(`${service.url}/v1/web`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url: `${base}/large`, format: 'markdown' }),
+        signal: controller.signal,
+      }).catch(() => null);
+    const running = convert();
+    await waitFor(() => (webPool(service)?.busy ?? 0) > 0);
+    const waiting = convert();
+    await waitFor(() => (webPool(service)?.queued ?? 0) > 0);
+
+    const refused = await service.call('POST', '/v1/web', { token: user.token, body: { url: `${base}/article`, format: 'text' } });
+    assert.equal(refused.status, 503, refused.text);
+    assert.deepEqual(refused.body, { message: 'The server is busy, please retry shortly.' });
+    assert.equal(refused.headers.get('retry-after'), '5');
+    const raw = await service.call('POST', '/v1/web', { token: user.token, body: { url: `${base}/article` } });
+    assert.equal(raw.status, 200, raw.text);
+
+    controller.abort();
+    await Promise.all([running, waiting]);
+    await waitFor(() => webPool(service)?.busy === 0 && webPool(service)?.queued === 0);
+    // The two aborted conversions are recorded once their holds are released.
+    const rowsOf = async () =>
+      (await service.call('GET', '/requests', { token: user.token })).body.data.map((row: { status: number; credits: number }) => [row.status, row.credits]);
+    await waitFor(async () => (await rowsOf()).length === 4);
+    assert.deepEqual((await rowsOf()).sort(), [[200, 1], [499, 0], [499, 0], [503, 0]]);
+    assert.equal(await balanceOf(service, user), 4, 'only the raw page was charged');
+    // Room again: the same page converts.
+    const next = await service.call('POST', '/v1/web', { token: user.token, body: { url: `${base}/article`, format: 'text' } });
+    assert.equal(next.status, 200, next.text);
+  });
+});

@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPdfExtractor } from '../../src/extract/pdf/index.ts';
+import { createPdfExtractor, PdfBusyError } from '../../src/extract/pdf/index.ts';
 import type { PdfExtractor, PdfOutcome } from '../../src/extract/pdf/index.ts';
 import {
   ARABIC_TEXT,
@@ -200,6 +200,7 @@ describe('PDF extractor', () => {
   test('options are validated', () => {
     assert.throws(() => createPdfExtractor({ threads: 0 }), RangeError);
     assert.throws(() => createPdfExtractor({ timeoutMs: 0 }), RangeError);
+    assert.throws(() => createPdfExtractor({ maxQueue: 0 }), /maxQueue/);
     // Below the minimum V8 aborts the whole process when the thread starts: refused up front.
     assert.throws(() => createPdfExtractor({ maxHeapMb: 8 }), /maxHeapMb must be ≥ 64/);
     assert.throws(() => createPdfExtractor({ maxMemoryMb: 16 }), /maxMemoryMb must be between 64 and 2048/);
@@ -226,6 +227,28 @@ describe('PDF extractor resilience (one thread)', () => {
   test('a corrupt file does not disturb the next one', async () => {
     assert.equal((await extractor.extract(corruptPdfBytes())).kind, 'invalid');
     assert.equal(okResult(await extractor.extract(await multiPagePdf())).pages[0].text, MULTI_PAGE_LINES[0].join('\n'));
+  });
+
+  test('past maxQueue documents waiting, count refuses a new one (PdfBusyError); extraction continues admitted work', async () => {
+    const bounded = createPdfExtractor({ threads: 1, timeoutMs: 30_000, maxQueue: 1, maxMemoryMb: 2048 });
+    try {
+      assert.equal(bounded.hasCapacity(), true, 'nothing started, nothing waiting');
+      const controller = new AbortController();
+      // An extraction continues an admitted document: it is never refused, and it holds the thread.
+      const slow = bounded.extract(await nestedFormBombPdf(), { signal: controller.signal });
+      while (bounded.stats!().busy === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      const waiting = bounded.count(await multiPagePdf());
+      while (bounded.stats!().queued === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      assert.equal(bounded.hasCapacity(), false);
+      await assert.rejects(bounded.count(await multiPagePdf()), (error: Error) => error instanceof PdfBusyError && /1 documents waiting/.test(error.message));
+      assert.deepEqual(bounded.stats!(), { threads: 1, busy: 1, queued: 1 });
+      controller.abort(new Error('client went away'));
+      await assert.rejects(slow, /client went away/);
+      assert.deepEqual(await waiting, { kind: 'ok', pageCount: 3 });
+      assert.equal(bounded.hasCapacity(), true);
+    } finally {
+      await bounded.close();
+    }
   });
 
   test('documents queued behind a slow one are not charged its time', async () => {

@@ -104,7 +104,25 @@ describe('conversion threads', () => {
     assert.equal((await pool.convert({ html: small, pageUrl: PAGE_URL, format: 'markdown', links: false })).kind, 'ok');
   });
 
+  test('past maxQueue pages waiting, a page is refused at once (queue_full); room comes back as pages finish', async () => {
+    const pool = converter({ threads: 1, maxQueue: 1 });
+    const controller = new AbortController();
+    const running = pool.convert({ html: large, pageUrl: PAGE_URL, format: 'markdown', links: false }, controller.signal);
+    await converting(pool);
+    assert.equal(pool.hasCapacity(), true, 'one thread busy, nothing waiting');
+    const waiting = pool.convert({ html: small, pageUrl: PAGE_URL, format: 'text', links: false });
+    assert.equal(pool.hasCapacity(), false);
+    assert.deepEqual(await pool.convert({ html: small, pageUrl: PAGE_URL, format: 'text', links: false }), { kind: 'queue_full' });
+    assert.deepEqual(pool.stats(), { threads: 1, busy: 1, queued: 1 }, 'the refused page never entered the queue');
+    controller.abort(new Error('client went away'));
+    await assert.rejects(running, /client went away/);
+    assert.equal((await waiting).kind, 'ok');
+    assert.equal(pool.hasCapacity(), true);
+    assert.equal((await pool.convert({ html: small, pageUrl: PAGE_URL, format: 'text', links: false })).kind, 'ok');
+  });
+
   test('options are checked', () => {
+    assert.throws(() => createPageConverter({ maxQueue: 0 }), /maxQueue/);
     assert.throws(() => createPageConverter({ threads: 0 }), /threads/);
     assert.throws(() => createPageConverter({ timeoutMs: 0 }), /timeoutMs/);
     assert.throws(() => createPageConverter({ maxHeapMb: 16 }), /maxHeapMb/);
@@ -114,9 +132,13 @@ describe('conversion threads', () => {
 describe('conversion settings', () => {
   const settings = (env: Record<string, string>) => envReader(env).read((reader) => webCapability.settings(reader));
 
-  test('WEB_FORMAT_THREADS and WEB_FORMAT_TIMEOUT_MS, with their defaults', () => {
-    assert.deepEqual(settings({}).conversion, { threads: 2, timeoutMs: 30_000 });
-    assert.deepEqual(settings({ WEB_FORMAT_THREADS: '3', WEB_FORMAT_TIMEOUT_MS: '5000' }).conversion, { threads: 3, timeoutMs: 5_000 });
+  test('WEB_FORMAT_THREADS, WEB_FORMAT_TIMEOUT_MS and WEB_FORMAT_MAX_QUEUE, with their defaults', () => {
+    assert.deepEqual(settings({}).conversion, { threads: 2, timeoutMs: 30_000, maxQueue: undefined });
+    assert.deepEqual(settings({ WEB_FORMAT_THREADS: '3', WEB_FORMAT_TIMEOUT_MS: '5000', WEB_FORMAT_MAX_QUEUE: '4' }).conversion, {
+      threads: 3,
+      timeoutMs: 5_000,
+      maxQueue: 4,
+    });
   });
 
   test('a value that is not a positive integer stops the start, naming the variable', () => {
@@ -125,6 +147,7 @@ describe('conversion settings', () => {
       ['WEB_FORMAT_THREADS', 'two'],
       ['WEB_FORMAT_TIMEOUT_MS', '-1'],
       ['WEB_FORMAT_TIMEOUT_MS', '1.5'],
+      ['WEB_FORMAT_MAX_QUEUE', '0'],
     ]) {
       assert.throws(
         () => settings({ [variable]: value }),

@@ -18,12 +18,17 @@ export interface ConvertTask {
   links: boolean;
 }
 
-/** `time_limit` and `out_of_memory` say the page is too large or too complex to convert. */
-export type ConvertOutcome = { kind: 'ok'; page: ConvertedPage } | { kind: 'time_limit' } | { kind: 'out_of_memory' };
+/**
+ * `time_limit` and `out_of_memory` say the page is too large or too complex to convert;
+ * `queue_full` that too many pages already wait for a thread (the server is overloaded).
+ */
+export type ConvertOutcome = { kind: 'ok'; page: ConvertedPage } | { kind: 'time_limit' } | { kind: 'out_of_memory' } | { kind: 'queue_full' };
 
 export interface PageConverter {
   /** Rejects only when `signal` aborts (with its reason) or the pool is unusable (closed, broken). */
   convert(task: ConvertTask, signal?: AbortSignal): Promise<ConvertOutcome>;
+  /** Whether a page would be queued now rather than refused as `queue_full` (checked before fetching one). */
+  hasCapacity(): boolean;
   /** Threads, conversions running and conversions waiting (none for the inline converter). */
   stats(): { threads: number; busy: number; queued: number };
   /** Waits for running conversions, then stops the threads. */
@@ -37,12 +42,18 @@ export interface PageConverterOptions {
   timeoutMs?: number;
   /** V8 heap limit of each thread; a page that needs more ends as `out_of_memory`. Default 1024 MB. */
   maxHeapMb?: number;
+  /**
+   * Pages allowed to wait for a thread (each holds its HTML, up to the 10 MB page cap); past it a
+   * conversion is `queue_full`. Default 16 per thread.
+   */
+  maxQueue?: number;
 }
 
 export const PAGE_CONVERTER_DEFAULTS = {
   threads: 2,
   timeoutMs: 30_000,
   maxHeapMb: 1024,
+  queuePerThread: 16,
 } as const;
 
 /** Below this V8 cannot start the thread's modules reliably (and a tiny heap can abort the process). */
@@ -57,15 +68,17 @@ export function createPageConverter(options: PageConverterOptions = {}): PageCon
   if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`threads must be an integer ≥ 1 (got ${threads})`);
   if (!(timeoutMs > 0)) throw new RangeError(`timeoutMs must be > 0 (got ${timeoutMs})`);
   if (!(maxHeapMb >= MIN_CONVERTER_HEAP_MB)) throw new RangeError(`maxHeapMb must be ≥ ${MIN_CONVERTER_HEAP_MB} (got ${maxHeapMb})`);
+  const maxQueue = options.maxQueue ?? threads * PAGE_CONVERTER_DEFAULTS.queuePerThread;
+  if (!Number.isInteger(maxQueue) || maxQueue < 1) throw new RangeError(`maxQueue must be an integer ≥ 1 (got ${maxQueue})`);
 
-  const pool = createTaskThreads<ConvertTask, ConvertedPage>({ filename: WORKER_FILE, threads, timeoutMs, maxHeapMb });
+  const pool = createTaskThreads<ConvertTask, ConvertedPage>({ filename: WORKER_FILE, threads, timeoutMs, maxHeapMb, maxQueue });
 
   async function convert(task: ConvertTask, signal?: AbortSignal): Promise<ConvertOutcome> {
     const outcome = await pool.run(task, { signal });
     return outcome.kind === 'done' ? { kind: 'ok', page: outcome.result } : outcome;
   }
 
-  return { convert, stats: pool.stats, close: pool.close };
+  return { convert, hasCapacity: pool.hasCapacity, stats: pool.stats, close: pool.close };
 }
 
 /**
@@ -77,6 +90,7 @@ export const inlineConverter: PageConverter = {
     signal?.throwIfAborted();
     return { kind: 'ok', page: convertPage(task.html, task.pageUrl, { format: task.format, links: task.links }) };
   },
+  hasCapacity: () => true,
   stats: () => ({ threads: 0, busy: 0, queued: 0 }),
   close: async () => undefined,
 };

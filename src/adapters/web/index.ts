@@ -38,8 +38,8 @@ export interface WebSettings extends WebScraperSettings {
   /** WEB_BLOCKED_DOMAINS: added to the contract's list. */
   blockedDomains: string[];
   solver?: CaptchaSolverSettings;
-  /** The conversion threads: WEB_FORMAT_THREADS, and WEB_FORMAT_TIMEOUT_MS for one page. */
-  conversion: { threads: number; timeoutMs: number };
+  /** The conversion threads: WEB_FORMAT_THREADS, WEB_FORMAT_TIMEOUT_MS for one page, WEB_FORMAT_MAX_QUEUE pages waiting. */
+  conversion: { threads: number; timeoutMs: number; maxQueue?: number };
 }
 
 /** The started capability: the scraper the endpoint uses, and the conversion threads it owns. */
@@ -81,6 +81,7 @@ export const webCapability: Capability<WebSettings, WebService, WebDeps> = {
       conversion: {
         threads: env.positiveInteger('WEB_FORMAT_THREADS') ?? WEB_DEFAULTS.formatThreads,
         timeoutMs: env.positiveInteger('WEB_FORMAT_TIMEOUT_MS') ?? WEB_DEFAULTS.formatTimeoutMs,
+        maxQueue: env.positiveInteger('WEB_FORMAT_MAX_QUEUE'),
       },
       ...(solverUrl !== undefined && solverKey !== undefined
         ? {

@@ -63,7 +63,9 @@ export type WebOutcome =
   | { kind: 'not_converted'; what: Exclude<OutputFormat, 'raw'> | 'links'; reason: string }
   | { kind: 'unreachable'; reason: string }
   | { kind: 'captcha_unsolved'; reason: string }
-  | { kind: 'no_browser' };
+  | { kind: 'no_browser' }
+  /** Too many pages already wait for a conversion thread: the server is overloaded. */
+  | { kind: 'busy' };
 
 export interface WebScraperSettings {
   /** Deadline of a plain fetch (WEB_TIMEOUT_MS). */
@@ -180,6 +182,7 @@ export function createWebScraper(settings: WebScraperSettings, deps: WebScraperD
     const links = html && request.links;
     if (format !== 'raw' || links) {
       const converted = await converter.convert({ html: content, pageUrl: url, format, links }, request.signal);
+      if (converted.kind === 'queue_full') return { kind: 'busy' };
       if (converted.kind !== 'ok') {
         return { kind: 'not_converted', what: format === 'raw' ? 'links' : format, reason: converted.kind };
       }
@@ -200,6 +203,8 @@ export function createWebScraper(settings: WebScraperSettings, deps: WebScraperD
     },
     geoAvailable: settings.proxyConfigured,
     async scrape(request) {
+      // A page that will need a conversion is not fetched when the conversion queue is full.
+      if ((request.format !== 'raw' || request.links) && !converter.hasCapacity()) return { kind: 'busy' };
       try {
         return await (request.browser ? rendered(request) : plain(request));
       } catch (error) {

@@ -1,4 +1,4 @@
-/** The PDF extractor, as a capability: PDF_THREADS, PDF_TIMEOUT_MS, PDF_MAX_HEAP_MB and PDF_MAX_MEMORY_MB. */
+/** The PDF extractor, as a capability: PDF_THREADS, PDF_TIMEOUT_MS, PDF_MAX_HEAP_MB, PDF_MAX_MEMORY_MB and PDF_MAX_QUEUE. */
 import type { Capability } from '../../core/capability.ts';
 import { ConfigError } from '../../core/env.ts';
 import { createPdfExtractor, MIN_PDF_HEAP_MB, MIN_PDF_MEMORY_MB, type PdfExtractor, type PdfExtractorOptions } from './extractor.ts';
@@ -14,7 +14,13 @@ export const pdfCapability: Capability<PdfExtractorOptions, PdfExtractor> = {
     if (maxMemoryMb !== undefined && (maxMemoryMb < MIN_PDF_MEMORY_MB || maxMemoryMb > 2048)) {
       throw new ConfigError(`PDF_MAX_MEMORY_MB must be between ${MIN_PDF_MEMORY_MB} and 2048 (got ${maxMemoryMb}): the PDF engine's memory ceiling.`, 'PDF_MAX_MEMORY_MB');
     }
-    return { threads: env.positiveInteger('PDF_THREADS'), timeoutMs: env.positiveInteger('PDF_TIMEOUT_MS'), maxHeapMb, maxMemoryMb };
+    return {
+      threads: env.positiveInteger('PDF_THREADS'),
+      timeoutMs: env.positiveInteger('PDF_TIMEOUT_MS'),
+      maxHeapMb,
+      maxMemoryMb,
+      maxQueue: env.positiveInteger('PDF_MAX_QUEUE'),
+    };
   },
   start: (options) => createPdfExtractor(options),
   close: (extractor) => extractor.close(),

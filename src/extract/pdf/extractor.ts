@@ -10,7 +10,7 @@ import os from 'node:os';
 import { isMarkedAsUntransferable } from 'node:worker_threads';
 import { createTaskThreads, type TaskThreads } from '../../core/task-threads.ts';
 import { compiledPdfium } from './engine.ts';
-import { PdfRenderError } from './types.ts';
+import { PdfBusyError, PdfRenderError } from './types.ts';
 import type { EngineLimits, PdfCount, PdfOutcome, PdfTask, PdfTaskResult, RenderedPage } from './types.ts';
 
 export interface PdfExtractorOptions {
@@ -30,6 +30,8 @@ export interface PdfExtractorOptions {
   maxMemoryMb?: number;
   /** After a document, an instance whose memory grew past this is replaced by a fresh one. Default 128 MB. */
   memoryHighWaterMb?: number;
+  /** Documents allowed to wait for a thread; past it `count` throws PdfBusyError. Default 16 per thread. */
+  maxQueue?: number;
 }
 
 export interface RenderOptions {
@@ -41,9 +43,13 @@ export interface RenderOptions {
 export interface PdfExtractor {
   /**
    * Opens the document and reads its page count, nothing more: cheap, so the caller can hold
-   * credits for the pages before `extract`. `data` is copied, never moved.
+   * credits for the pages before `extract`. `data` is copied, never moved. This is where a
+   * document is admitted: when `maxQueue` documents already wait, it throws PdfBusyError (the
+   * `extract` and `renderPages` that follow are never refused).
    */
   count(data: Uint8Array, signal?: AbortSignal): Promise<PdfCount>;
+  /** Whether `count` would admit a document now (checked before downloading one). */
+  hasCapacity(): boolean;
   /**
    * Extracts the text of every page (refusing more than `maxPages` pages). The bytes of `data` are
    * moved to the parsing thread when possible, which leaves `data` empty (detached) for the caller.
@@ -67,6 +73,7 @@ export const PDF_EXTRACTOR_DEFAULTS = {
   maxHeapMb: 1024,
   maxMemoryMb: 512,
   memoryHighWaterMb: 128,
+  queuePerThread: 16,
 } as const;
 
 /**
@@ -90,6 +97,8 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
   const maxHeapMb = options.maxHeapMb ?? PDF_EXTRACTOR_DEFAULTS.maxHeapMb;
   const maxMemoryMb = options.maxMemoryMb ?? PDF_EXTRACTOR_DEFAULTS.maxMemoryMb;
   const highWaterMb = options.memoryHighWaterMb ?? Math.min(PDF_EXTRACTOR_DEFAULTS.memoryHighWaterMb, maxMemoryMb);
+  const maxQueue = options.maxQueue ?? threads * PDF_EXTRACTOR_DEFAULTS.queuePerThread;
+  if (!(Number.isInteger(maxQueue) && maxQueue >= 1)) throw new RangeError(`maxQueue must be an integer ≥ 1 (got ${maxQueue})`);
   if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`threads must be an integer ≥ 1 (got ${threads})`);
   if (!(timeoutMs > 0)) throw new RangeError(`timeoutMs must be > 0 (got ${timeoutMs})`);
   if (!(maxPages >= 0)) throw new RangeError(`maxPages must be ≥ 0 (got ${maxPages})`);
@@ -113,6 +122,7 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
       // thread's nursery creep up for thousands of documents (RSS +24 % from 100 to 1,000
       // extractions; +9 % with 8 MB, at the same pages per CPU-second, bench/pdf.ts).
       maxYoungGenerationMb: 8,
+      maxQueue,
     }),
   );
   starting.catch(() => undefined); // reported by the first task and by close()
@@ -128,9 +138,11 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
   async function run(task: PdfTask, signal: AbortSignal | undefined): Promise<PdfTaskResult | { kind: 'timeout' }> {
     signal?.throwIfAborted();
     const pool = await starting;
-    const outcome = await pool.run(task, { signal, transferList: [task.data.buffer as ArrayBuffer] });
+    // Counting admits a document; the extraction or rendering that follows continues it.
+    const outcome = await pool.run(task, { signal, transferList: [task.data.buffer as ArrayBuffer], continuation: task.op !== 'count' });
     if (outcome.kind === 'done') return outcome.result;
     if (outcome.kind === 'time_limit') return { kind: 'timeout' };
+    if (outcome.kind === 'queue_full') throw new PdfBusyError(maxQueue);
     // The thread hit its V8 heap limit: the document is a resource bomb, the pool has replaced it.
     return { kind: 'invalid', reason: `the document needs more than ${maxHeapMb} MB of heap` };
   }
@@ -160,6 +172,8 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
 
   return {
     count,
+    // Before the threads have started nothing waits yet.
+    hasCapacity: () => startedPool?.hasCapacity() ?? true,
     extract,
     renderPages,
     stats: () => startedPool?.stats() ?? { threads, queued: 0, busy: 0 },

@@ -51,6 +51,18 @@ export interface RenderedPage {
   pixels: Uint8Array;
 }
 
+/**
+ * Thrown by `count` when the documents waiting for a thread already fill the queue: the server is
+ * overloaded, the document is not at fault (suggested answer: 503, no charge).
+ */
+export class PdfBusyError extends Error {
+  readonly code = 'PDF_BUSY';
+  constructor(maxQueue: number) {
+    super(`PDF queue is full (${maxQueue} documents waiting)`);
+    this.name = 'PdfBusyError';
+  }
+}
+
 /** Why `renderPages` refused: the document cannot be opened, a page does not exist, time ran out. */
 export class PdfRenderError extends Error {
   readonly kind: 'encrypted' | 'invalid' | 'timeout';
