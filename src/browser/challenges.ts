@@ -22,6 +22,8 @@ export interface CaptchaWidget {
   action?: string;
   /** A reCAPTCHA v2 or hCaptcha widget that is invisible (`data-size="invisible"`). */
   invisible?: boolean;
+  /** Turnstile's customer data (`data-cdata`), bound into the token like the action. */
+  cData?: string;
 }
 
 /** Returns the token for a widget; rejects when it cannot be solved. */
@@ -93,7 +95,7 @@ const FIND_WIDGET = String.raw`(() => {
     if (key) return { kind: 'hcaptcha', siteKey: key };
   }
   const turnstile = document.querySelector('.cf-turnstile[data-sitekey]');
-  if (turnstile) return { kind: 'turnstile', siteKey: turnstile.dataset.sitekey, action: turnstile.dataset.action };
+  if (turnstile) return { kind: 'turnstile', siteKey: turnstile.dataset.sitekey, action: turnstile.dataset.action, cData: turnstile.dataset.cdata };
   const recaptcha = document.querySelector('.g-recaptcha[data-sitekey]');
   // v3 bound to a button carries data-action; a v2 widget has none.
   if (recaptcha && recaptcha.dataset.action) return { kind: 'recaptcha_v3', siteKey: recaptcha.dataset.sitekey, action: recaptcha.dataset.action };
@@ -131,6 +133,7 @@ export async function findCaptcha(page: Page): Promise<CaptchaWidget | undefined
     pageUrl: page.url(),
     ...(typeof found.action === 'string' && found.action !== '' ? { action: found.action } : {}),
     ...(found.invisible === true ? { invisible: true } : {}),
+    ...(typeof found.cData === 'string' && found.cData !== '' ? { cData: found.cData } : {}),
   };
 }
 

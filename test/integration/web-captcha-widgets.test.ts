@@ -123,7 +123,7 @@ document.getElementById('contact').addEventListener('submit', (event) => {
 
   // Turnstile in a form, with an action (Turnstile's verification returns it; the site checks it).
   site.route('/turnstile/form', () =>
-    page('Log in', `<form action="/verify/turnstile-form" method="POST"><div class="cf-turnstile" data-sitekey="ts-form-key" data-action="login"></div><button>Log in</button></form>`),
+    page('Log in', `<form action="/verify/turnstile-form" method="POST"><div class="cf-turnstile" data-sitekey="ts-form-key" data-action="login" data-cdata="session-7"></div><button>Log in</button></form>`),
   );
   verify('turnstile-form', (hit) => accepted(formFields(hit).get('cf-turnstile-response'), 'ts-form-key', 'login'));
 
@@ -259,7 +259,7 @@ test('hCaptcha: h-captcha-response and g-recaptcha-response created in the form,
   deliveredToken('hc-form-key', (hit) => formFields(hit).get('h-captcha-response'));
 });
 
-test('Turnstile in a form: the action sent to the solver, the token (solution.token) in cf-turnstile-response', { skip, timeout: 60_000 }, async () => {
+test('Turnstile in a form: the action and customer data sent to the solver, the token (solution.token) in cf-turnstile-response', { skip, timeout: 60_000 }, async () => {
   const r = await render(anticaptcha, '/turnstile/form');
   assert.equal(r.status, 200, r.text);
   assert.equal(r.body.response.content, 'Welcome through turnstile-form');
@@ -270,6 +270,9 @@ test('Turnstile in a form: the action sent to the solver, the token (solution.to
     websiteURL: `${site.url()}/turnstile/form`,
     websiteKey: 'ts-form-key',
     action: 'login',
+    cData: 'session-7',
+    turnstileCData: 'session-7',
+    data: 'session-7',
   });
   deliveredToken('turnstile-form', (hit) => formFields(hit).get('cf-turnstile-response'));
 });
@@ -292,7 +295,7 @@ test("CAPTCHA_SOLVER_FLAVOR=capsolver: CapSolver's task names and fields for v3,
   const cases = [
     { path: '/v3/form', key: 'v3-form-key', verify: 'v3-form', task: { type: 'ReCaptchaV3TaskProxyLess', pageAction: 'login' } },
     { path: '/hcaptcha/invisible', key: 'hc-invisible-key', verify: 'hc-invisible-key', task: { type: 'HCaptchaTaskProxyLess', isInvisible: true } },
-    { path: '/turnstile/form', key: 'ts-form-key', verify: 'turnstile-form', task: { type: 'AntiTurnstileTaskProxyLess', metadata: { action: 'login' } } },
+    { path: '/turnstile/form', key: 'ts-form-key', verify: 'turnstile-form', task: { type: 'AntiTurnstileTaskProxyLess', metadata: { action: 'login', cdata: 'session-7' } } },
   ];
   for (const entry of cases) {
     const before = site.log.filter((hit) => hit.path === `/verify/${entry.verify}`).length;

@@ -189,4 +189,25 @@ describe('solver tasks', () => {
     });
     assert.equal(captchaTask({ ...widget, kind: 'hcaptcha' }, 'anticaptcha').type, 'HCaptchaTaskProxyless');
   });
+
+  test("Turnstile's action and customer data, in each flavour's names", () => {
+    const turnstile = { ...widget, kind: 'turnstile' as const, action: 'login', cData: 'c-42' };
+    assert.deepEqual(captchaTask(turnstile, 'capsolver'), {
+      type: 'AntiTurnstileTaskProxyLess',
+      websiteURL: widget.pageUrl,
+      websiteKey: 'key',
+      metadata: { action: 'login', cdata: 'c-42' },
+    });
+    assert.deepEqual(captchaTask(turnstile, 'anticaptcha'), {
+      type: 'TurnstileTaskProxyless',
+      websiteURL: widget.pageUrl,
+      websiteKey: 'key',
+      action: 'login',
+      cData: 'c-42',
+      turnstileCData: 'c-42',
+      data: 'c-42',
+    });
+    assert.deepEqual(captchaTask({ ...widget, kind: 'turnstile', cData: 'c-42' }, 'capsolver').metadata, { cdata: 'c-42' });
+    assert.equal('metadata' in captchaTask({ ...widget, kind: 'turnstile' }, 'capsolver'), false);
+  });
 });

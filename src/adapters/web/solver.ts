@@ -66,10 +66,17 @@ export function captchaTask(widget: CaptchaWidget, flavor: SolverFlavor): Record
     if (flavor === 'anticaptcha') task.minScore = V3_MIN_SCORE;
   }
   if ((widget.kind === 'recaptcha_v2' || widget.kind === 'hcaptcha') && widget.invisible) task.isInvisible = true;
-  if (widget.kind === 'turnstile' && widget.action !== undefined) {
-    // Anti-Captcha and 2Captcha take the action as a field of the task, CapSolver inside `metadata`.
-    if (flavor === 'capsolver') task.metadata = { action: widget.action };
-    else task.action = widget.action;
+  if (widget.kind === 'turnstile' && (widget.action !== undefined || widget.cData !== undefined)) {
+    // Cloudflare binds the action and the customer data into the token, and sites check both.
+    // CapSolver takes them inside `metadata`; Anti-Captcha and 2Captcha as fields of the task,
+    // the customer data under three names: `cData` and, in its older API, `turnstileCData`
+    // (Anti-Captcha), `data` (2Captcha). Each service ignores the names it does not use.
+    if (flavor === 'capsolver') {
+      task.metadata = { ...(widget.action !== undefined ? { action: widget.action } : {}), ...(widget.cData !== undefined ? { cdata: widget.cData } : {}) };
+    } else {
+      if (widget.action !== undefined) task.action = widget.action;
+      if (widget.cData !== undefined) Object.assign(task, { cData: widget.cData, turnstileCData: widget.cData, data: widget.cData });
+    }
   }
   return task;
 }
