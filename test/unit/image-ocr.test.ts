@@ -9,7 +9,7 @@ import { gunzipSync } from 'node:zlib';
 import sharp from 'sharp';
 import { createImageOcr, imageOcrOptionsFromEnv, OcrBusyError } from '../../src/extract/image/index.ts';
 import type { ImageOcr, OcrOutcome } from '../../src/extract/image/index.ts';
-import { bundledModel, engineCoreFile, hasLstmModel, modelDirectory } from '../../src/extract/image/engine.ts';
+import { bundledModel, engineCoreFile, hasLstmModel, modelDirectory, spawnEngine } from '../../src/extract/image/engine.ts';
 import {
   blankImage,
   canRenderText,
@@ -191,6 +191,53 @@ describe('image OCR', { skip }, () => {
     } finally {
       await busy.close();
     }
+  });
+});
+
+describe('reads per page (the orientation hint)', { skip }, () => {
+  let counted: ImageOcr;
+  let reads = 0;
+
+  before(async () => {
+    // The real engine, its recognitions counted.
+    counted = createImageOcr({
+      workers: 1,
+      spawnEngine: async (onCrash) => {
+        const engine = await spawnEngine(onCrash);
+        const recognize = engine.recognize.bind(engine);
+        engine.recognize = (...args: Parameters<typeof recognize>) => {
+          reads += 1;
+          return recognize(...args);
+        };
+        return engine;
+      },
+    });
+    await counted.warm();
+  });
+
+  after(async () => {
+    await counted?.close();
+  });
+
+  async function readsOf(image: Buffer, truth: string, label: string): Promise<number> {
+    reads = 0;
+    assertReads(await counted.recognize(image), truth, label);
+    return reads;
+  }
+
+  test('a page upside down or turned 270° is turned before its first read: one read, as upright and 90° pages', async () => {
+    const page = await renderPage({ columns: [COLUMN_ONE, COLUMN_TWO], fontSize: 20 });
+    const truth = [...COLUMN_ONE, ...COLUMN_TWO].join('\n');
+    assert.equal(await readsOf(page, truth, 'upright'), 1);
+    for (const degrees of [90, 180, 270] as const) {
+      assert.equal(await readsOf(await rotatedPixels(page, degrees), truth, `${degrees}°`), 1, `${degrees}°`);
+    }
+  });
+
+  test('a page upside down that gives the hint no verdict (skewed) is still read, by the turned second read', async () => {
+    const page = await renderPage({ columns: [INVOICE_LINES.slice(1, 6)], fontFamily: 'DejaVu Sans', fontSize: 22 });
+    const skewedUpsideDown = await sharp(page).rotate(182, { background: '#ffffff' }).png().toBuffer();
+    assert.equal(await readsOf(skewedUpsideDown, INVOICE_LINES.slice(1, 6).join('\n'), 'skewed, upside down'), 2);
   });
 });
 

@@ -4,6 +4,7 @@ import { assertEngineAssets, bundledModel, modelIn, spawnEngine } from './engine
 import type { EngineModel } from './engine.ts';
 import { engineImage, normalizeImage, turnedUpsideDown, upscaleImage } from './normalize.ts';
 import type { ImageInput, NormalizeLimits, NormalizedImage } from './normalize.ts';
+import { orientationHint } from './orientation.ts';
 import { OcrBusyError, OcrClosedError } from './outcome.ts';
 import type { OcrOutcome } from './outcome.ts';
 import { createOcrPool } from './pool.ts';
@@ -92,9 +93,12 @@ export function createImageOcr(options: ImageOcrOptions = {}): ImageOcr {
     // Refused before decoding: an overloaded server should not spend work on what it cannot run.
     if (!pool.hasCapacity()) throw new OcrBusyError(pool.stats().queued);
 
-    const image = await normalizeImage(input, limits);
+    const normalized = await normalizeImage(input, limits);
     signal?.throwIfAborted();
-    if (image.kind !== 'ok') return image;
+    if (normalized.kind !== 'ok') return normalized;
+    // A page whose lines say it stands upside down (or turned 270°) is turned before the first read.
+    const image = (await orientationHint(normalized)) === 'turn_180' ? turnedUpsideDown(normalized) : normalized;
+    signal?.throwIfAborted();
 
     const first = await pool.recognize({ image: engineImage(image), timeoutMs, signal });
     if (first.kind !== 'ok') return engineFailure(first);
@@ -105,10 +109,10 @@ export function createImageOcr(options: ImageOcrOptions = {}): ImageOcr {
   }
 
   /**
-   * A read that looks like garbage may be a page upside down or turned 270°: read it again turned
-   * by 180°. That one turn covers both, as the layout analysis reads a page turned 90° on its own
-   * (270° + 180° is 90°). The turned read wins when the engine is more confident of it; null when
-   * not tried or not better.
+   * A read that looks like garbage may be a page upside down or turned 270° (that the orientation
+   * hint did not recognise, or got wrong): read it again turned by 180°. That one turn covers
+   * both, as the layout analysis reads a page turned 90° on its own (270° + 180° is 90°). The
+   * turned read wins when the engine is more confident of it; null when not tried or not better.
    *
    * Tesseract's orientation detection (OSD, page segmentation mode 1) was the first design. On
    * nine varied pages in all four orientations the turned read was right on all 18 upside-down and
