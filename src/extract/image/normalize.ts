@@ -282,7 +282,8 @@ function percentiles(histogram: Float64Array, count: number): { low: number; hig
   return { low: Math.max(0, low), high };
 }
 
-function yieldToEventLoop(): Promise<void> {
+/** Lets the event loop run between slices of a long pixel loop on the main thread. */
+export function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 

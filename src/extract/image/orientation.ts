@@ -1,3 +1,4 @@
+import { yieldToEventLoop } from './normalize.ts';
 import type { NormalizedImage } from './normalize.ts';
 
 /**
@@ -38,7 +39,6 @@ export interface LineEvidence {
   elongation: number;
   /** Lines measured, and their ink before and after their cores (in coordinate order). */
   lines: number;
-  inLines: number;
   before: number;
   after: number;
   /** Positions (rows or columns) before and after the cores, added over the lines. */
@@ -122,7 +122,7 @@ export async function orientationEvidence(image: Pick<NormalizedImage, 'pixels' 
   const columnInk = new Float64Array(FINEST_STRIPS * width);
   const rowsPerSlice = Math.max(1, Math.floor(PIXELS_PER_SLICE / width));
   for (let y = 0; y < height; y += 1) {
-    if (y > 0 && y % rowsPerSlice === 0) await new Promise((resolve) => setImmediate(resolve));
+    if (y > 0 && y % rowsPerSlice === 0) await yieldToEventLoop();
     const offset = y * width;
     const columnStrip = Math.floor(y / stripHeight) * width;
     for (let x = 0; x < width; x += 1) {
@@ -150,24 +150,28 @@ export async function orientationEvidence(image: Pick<NormalizedImage, 'pixels' 
   };
   const unsmeared = (lines: LineEvidence, finer: LineEvidence) => lines.thickness <= finer.thickness * MAX_THICKENING;
 
-  let evidence: OrientationEvidence = { hint: 'unknown', ...measure(STRIP_COUNTS[0]) };
+  let evidence!: OrientationEvidence;
   for (const count of STRIP_COUNTS) {
     const { horizontal, vertical } = measure(count);
     const finer = measure(count * 2);
     let hint: OrientationHint = 'unknown';
     if (runsThisWay(horizontal, vertical) && unsmeared(horizontal, finer.horizontal)) {
       // Upright lines: the tops of the letters point to smaller y.
-      const side = extenderSide(horizontal);
-      hint = side === 'start' ? 'as_is' : side === 'end' ? 'turn_180' : 'unknown';
+      hint = hintFromTops(horizontal, 'start');
     } else if (runsThisWay(vertical, horizontal) && unsmeared(vertical, finer.vertical)) {
       // Turned 90° clockwise, the tops point to larger x; turned 270°, to smaller x.
-      const side = extenderSide(vertical);
-      hint = side === 'end' ? 'as_is' : side === 'start' ? 'turn_180' : 'unknown';
+      hint = hintFromTops(vertical, 'end');
     }
     evidence = { hint, horizontal, vertical };
     if (hint !== 'unknown') break;
   }
   return evidence;
+}
+
+/** `as_is` when the extenders stand on the side where an upright or 90° page has its tops, `turn_180` on the other. */
+function hintFromTops(lines: LineEvidence, readableTops: 'start' | 'end'): OrientationHint {
+  const side = extenderSide(lines);
+  return side === null ? 'unknown' : side === readableTops ? 'as_is' : 'turn_180';
 }
 
 function strips(ink: Float64Array, length: number): Float64Array[] {
@@ -238,7 +242,7 @@ function measureLines(profiles: Float64Array[], lengthAlong: number): LineEviden
   }
   const thicknesses = runs.map((run) => run.thickness).sort((a, b) => a - b);
   const thickness = thicknesses[Math.floor(thicknesses.length / 2)] ?? 0;
-  const evidence = { before: 0, after: 0, beforeSpan: 0, afterSpan: 0, inLines: 0, lines: 0, votesBefore: 0, votesAfter: 0 };
+  const evidence = { before: 0, after: 0, beforeSpan: 0, afterSpan: 0, lines: 0, votesBefore: 0, votesAfter: 0 };
   for (const run of runs) {
     // A figure, or a block of lines that touch, makes a run far thicker than a line; a rule or a
     // row of dots, far thinner: neither has ascenders.
@@ -247,7 +251,6 @@ function measureLines(profiles: Float64Array[], lengthAlong: number): LineEviden
     evidence.after += run.after;
     evidence.beforeSpan += run.beforeSpan;
     evidence.afterSpan += run.afterSpan;
-    evidence.inLines += run.ink;
     evidence.lines += 1;
     if (run.before > run.after * LINE_VOTE_RATIO) evidence.votesBefore += 1;
     else if (run.after > run.before * LINE_VOTE_RATIO) evidence.votesAfter += 1;
@@ -260,10 +263,9 @@ function measureLines(profiles: Float64Array[], lengthAlong: number): LineEviden
   };
 }
 
-/** One run of ink across the supposed lines: its thickness, its ink, and the ink and span either side of its core. */
+/** One run of ink across the supposed lines: its thickness, and the ink and span either side of its core. */
 interface Run {
   thickness: number;
-  ink: number;
   before: number;
   after: number;
   beforeSpan: number;
@@ -272,11 +274,7 @@ interface Run {
 
 function measureRun(profile: Float64Array, start: number, end: number): Run {
   let peak = 0;
-  let ink = 0;
-  for (let j = start; j <= end; j += 1) {
-    peak = Math.max(peak, profile[j]);
-    ink += profile[j];
-  }
+  for (let j = start; j <= end; j += 1) peak = Math.max(peak, profile[j]);
   let coreStart = start;
   while (profile[coreStart] < peak * CORE_SHARE) coreStart += 1;
   let coreEnd = end;
@@ -285,7 +283,7 @@ function measureRun(profile: Float64Array, start: number, end: number): Run {
   for (let j = start; j < coreStart; j += 1) before += profile[j];
   let after = 0;
   for (let j = coreEnd + 1; j <= end; j += 1) after += profile[j];
-  return { thickness: end - start + 1, ink, before, after, beforeSpan: coreStart - start, afterSpan: end - coreEnd };
+  return { thickness: end - start + 1, before, after, beforeSpan: coreStart - start, afterSpan: end - coreEnd };
 }
 
 /**
