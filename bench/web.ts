@@ -131,14 +131,14 @@ console.log(`machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? 'unkno
   console.log(`convert: ${(big.length / 1024 / 1024).toFixed(2)} MB article page (${conversions} runs after a warm-up)`);
   // The threads first: conversions on the event loop leave hundreds of MB of garbage on this
   // thread's heap, whose collection would then show up as delay in the rows after them.
-  const converter = createPageConverter({ threads: 1 });
+  const converter = createPageConverter({ processes: 1 });
   for (const format of ['markdown', 'text'] as const) {
     console.log(`  ${format.padEnd(8)} on a conversion thread ${await measure(() => converter.convert({ html: big, pageUrl, format, links: false }))}`);
   }
   await converter.close();
 
   // The server's own event loop while POST /v1/web converts: what every other request would wait.
-  const service = await startTestService({ OUTBOUND_ALLOW_HOSTS: '127.0.0.1', WEB_FORMAT_THREADS: '1' });
+  const service = await startTestService({ OUTBOUND_ALLOW_HOSTS: '127.0.0.1', WEB_FORMAT_PROCESSES: '1' });
   const user = await service.user({ scraping: conversions + 10 });
   site.route('/big', () => ({ headers: { 'content-type': 'text/html; charset=utf-8' }, body: big }));
   const viaService = async () => {

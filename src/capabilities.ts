@@ -174,7 +174,7 @@ export async function createCapabilities(
       const webService = web.peek();
       if (webService) {
         const s = webService.converter.stats();
-        stats.push({ pool: 'web', workers: s.threads, busy: s.busy, queued: s.queued });
+        stats.push({ pool: 'web', workers: s.processes, busy: s.busy, queued: s.queued });
       }
       if (startedBrowser) {
         const s = startedBrowser.stats();

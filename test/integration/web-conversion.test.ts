@@ -45,7 +45,7 @@ async function balanceOf(service: TestService, user: { id: number }) {
 describe('a large page converting', () => {
   let service: TestService;
   before(async () => {
-    service = await startTestService({ OUTBOUND_ALLOW_HOSTS: 'localhost', WEB_FORMAT_THREADS: '1' });
+    service = await startTestService({ OUTBOUND_ALLOW_HOSTS: 'localhost', WEB_FORMAT_PROCESSES: '1' });
   });
   after(async () => {
     await service?.close();
@@ -103,7 +103,7 @@ const LIMIT_MS = '400';
 describe('the conversion time limit', () => {
   let service: TestService;
   before(async () => {
-    service = await startTestService({ OUTBOUND_ALLOW_HOSTS: 'localhost', WEB_FORMAT_THREADS: '1', WEB_FORMAT_TIMEOUT_MS: LIMIT_MS });
+    service = await startTestService({ OUTBOUND_ALLOW_HOSTS: 'localhost', WEB_FORMAT_PROCESSES: '1', WEB_FORMAT_TIMEOUT_MS: LIMIT_MS });
   });
   after(async () => {
     await service?.close();
@@ -144,7 +144,7 @@ describe('the conversion time limit', () => {
 describe('the conversion queue', () => {
   let service: TestService;
   before(async () => {
-    service = await startTestService({ OUTBOUND_ALLOW_HOSTS: 'localhost', WEB_FORMAT_THREADS: '1', WEB_FORMAT_MAX_QUEUE: '1' });
+    service = await startTestService({ OUTBOUND_ALLOW_HOSTS: 'localhost', WEB_FORMAT_PROCESSES: '1', WEB_FORMAT_MAX_QUEUE: '1' });
   });
   after(async () => {
     await service?.close();

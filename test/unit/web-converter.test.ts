@@ -1,5 +1,5 @@
 /**
- * /v1/web's conversion threads (src/adapters/web/converter.ts): the same answers as the pure
+ * /v1/web's conversion processes (src/adapters/web/converter.ts): the same answers as the pure
  * functions, the main thread free while a page converts, the time limit, aborts, the heap limit,
  * and the settings that size them.
  */
@@ -25,14 +25,14 @@ function converter(options: Parameters<typeof createPageConverter>[0]): PageConv
 }
 after(() => Promise.all(converters.map((c) => c.close())));
 
-/** Resolves once the pool reports a conversion running on a thread. */
+/** Resolves once the pool reports a conversion running in a process. */
 async function converting(pool: PageConverter): Promise<void> {
   while (pool.stats().busy === 0) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
-describe('conversion threads', () => {
+describe('conversion processes', () => {
   test('answer exactly what the functions answer on the calling thread', async () => {
-    const pool = converter({ threads: 1 });
+    const pool = converter({ processes: 1 });
     for (const options of [
       { format: 'markdown', links: true },
       { format: 'text', links: false },
@@ -44,14 +44,14 @@ describe('conversion threads', () => {
   });
 
   test('the main thread keeps running while a large page converts', async () => {
-    const pool = converter({ threads: 1 });
+    const pool = converter({ processes: 1 });
     const order: string[] = [];
     const conversion = pool.convert({ html: large, pageUrl: PAGE_URL, format: 'markdown', links: true }).then((outcome) => {
       order.push('converted');
       return outcome;
     });
     await converting(pool);
-    // A timer set while the page is on its thread fires before the page is done: on the calling
+    // A timer set while the page is in its process fires before the page is done: on the calling
     // thread the conversion would hold the event loop until the end.
     await new Promise((resolve) => setTimeout(resolve, 0));
     order.push('timer');
@@ -63,22 +63,22 @@ describe('conversion threads', () => {
     assert.equal(outcome.kind === 'ok' && outcome.page.links?.length, large.match(/<h2>/g)!.length);
   });
 
-  test('a page past the time limit ends as time_limit, and the replaced thread converts the next one', async () => {
-    const pool = converter({ threads: 1, timeoutMs: 50 });
+  test('a page past the time limit ends as time_limit, and the replacement process converts the next one', async () => {
+    const pool = converter({ processes: 1, timeoutMs: 50 });
     assert.deepEqual(await pool.convert({ html: large, pageUrl: PAGE_URL, format: 'markdown', links: false }), { kind: 'time_limit' });
     assert.deepEqual(await pool.convert({ html: large, pageUrl: PAGE_URL, format: 'raw', links: true }), { kind: 'time_limit' });
     assert.equal((await pool.convert({ html: '<p>short</p>', pageUrl: PAGE_URL, format: 'text', links: false })).kind, 'ok');
-    assert.deepEqual(pool.stats(), { threads: 1, busy: 0, queued: 0 });
+    assert.deepEqual(pool.stats(), { processes: 1, busy: 0, queued: 0 });
   });
 
-  test('an abort ends the thread at work (not only the wait for it) and takes a queued page out of the queue', async () => {
-    const pool = converter({ threads: 1 });
-    const untouched = converter({ threads: 1 });
+  test('an abort ends the process at work (not only the wait for it) and takes a queued page out of the queue', async () => {
+    const pool = converter({ processes: 1 });
+    const untouched = converter({ processes: 1 });
     const running = new AbortController();
     const queued = new AbortController();
     const first = pool.convert({ html: large, pageUrl: PAGE_URL, format: 'markdown', links: false }, running.signal);
     const second = pool.convert({ html: large, pageUrl: PAGE_URL, format: 'markdown', links: false }, queued.signal);
-    // The same page on a pool of its own, started together: the pace a thread left alone keeps.
+    // The same page on a pool of its own, started together: the pace a process left alone keeps.
     let referenceDone = false;
     const reference = untouched.convert({ html: large, pageUrl: PAGE_URL, format: 'markdown', links: false }).then(() => (referenceDone = true));
     await converting(pool);
@@ -88,7 +88,7 @@ describe('conversion threads', () => {
     assert.equal(pool.stats().queued, 0);
     running.abort(new Error('client went away'));
     await assert.rejects(first, /client went away/);
-    // The next page gets a fresh thread at once: had the aborted page kept its thread, this one
+    // The next page gets a fresh process at once: had the aborted page kept its process, this one
     // would wait for it, and finish after the reference.
     const next = await pool.convert({ html: small, pageUrl: PAGE_URL, format: 'text', links: false });
     assert.equal(next.kind, 'ok');
@@ -99,21 +99,21 @@ describe('conversion threads', () => {
   });
 
   test('a page that needs more than the heap limit ends as out_of_memory', async () => {
-    const pool = converter({ threads: 1, maxHeapMb: 64 });
+    const pool = converter({ processes: 1, maxHeapMb: 64 });
     assert.deepEqual(await pool.convert({ html: largeArticlePage(8 * 1024 * 1024), pageUrl: PAGE_URL, format: 'markdown', links: false }), { kind: 'out_of_memory' });
     assert.equal((await pool.convert({ html: small, pageUrl: PAGE_URL, format: 'markdown', links: false })).kind, 'ok');
   });
 
   test('past maxQueue pages waiting, a page is refused at once (queue_full); room comes back as pages finish', async () => {
-    const pool = converter({ threads: 1, maxQueue: 1 });
+    const pool = converter({ processes: 1, maxQueue: 1 });
     const controller = new AbortController();
     const running = pool.convert({ html: large, pageUrl: PAGE_URL, format: 'markdown', links: false }, controller.signal);
     await converting(pool);
-    assert.equal(pool.hasCapacity(), true, 'one thread busy, nothing waiting');
+    assert.equal(pool.hasCapacity(), true, 'one process busy, nothing waiting');
     const waiting = pool.convert({ html: small, pageUrl: PAGE_URL, format: 'text', links: false });
     assert.equal(pool.hasCapacity(), false);
     assert.deepEqual(await pool.convert({ html: small, pageUrl: PAGE_URL, format: 'text', links: false }), { kind: 'queue_full' });
-    assert.deepEqual(pool.stats(), { threads: 1, busy: 1, queued: 1 }, 'the refused page never entered the queue');
+    assert.deepEqual(pool.stats(), { processes: 1, busy: 1, queued: 1 }, 'the refused page never entered the queue');
     controller.abort(new Error('client went away'));
     await assert.rejects(running, /client went away/);
     assert.equal((await waiting).kind, 'ok');
@@ -123,7 +123,7 @@ describe('conversion threads', () => {
 
   test('options are checked', () => {
     assert.throws(() => createPageConverter({ maxQueue: 0 }), /maxQueue/);
-    assert.throws(() => createPageConverter({ threads: 0 }), /threads/);
+    assert.throws(() => createPageConverter({ processes: 0 }), /processes/);
     assert.throws(() => createPageConverter({ timeoutMs: 0 }), /timeoutMs/);
     assert.throws(() => createPageConverter({ maxHeapMb: 16 }), /maxHeapMb/);
   });
@@ -132,10 +132,10 @@ describe('conversion threads', () => {
 describe('conversion settings', () => {
   const settings = (env: Record<string, string>) => envReader(env).read((reader) => webCapability.settings(reader));
 
-  test('WEB_FORMAT_THREADS, WEB_FORMAT_TIMEOUT_MS and WEB_FORMAT_MAX_QUEUE, with their defaults', () => {
-    assert.deepEqual(settings({}).conversion, { threads: 2, timeoutMs: 30_000, maxQueue: undefined });
-    assert.deepEqual(settings({ WEB_FORMAT_THREADS: '3', WEB_FORMAT_TIMEOUT_MS: '5000', WEB_FORMAT_MAX_QUEUE: '4' }).conversion, {
-      threads: 3,
+  test('WEB_FORMAT_PROCESSES, WEB_FORMAT_TIMEOUT_MS and WEB_FORMAT_MAX_QUEUE, with their defaults', () => {
+    assert.deepEqual(settings({}).conversion, { processes: 2, timeoutMs: 30_000, maxQueue: undefined });
+    assert.deepEqual(settings({ WEB_FORMAT_PROCESSES: '3', WEB_FORMAT_TIMEOUT_MS: '5000', WEB_FORMAT_MAX_QUEUE: '4' }).conversion, {
+      processes: 3,
       timeoutMs: 5_000,
       maxQueue: 4,
     });
@@ -143,8 +143,8 @@ describe('conversion settings', () => {
 
   test('a value that is not a positive integer stops the start, naming the variable', () => {
     for (const [variable, value] of [
-      ['WEB_FORMAT_THREADS', '0'],
-      ['WEB_FORMAT_THREADS', 'two'],
+      ['WEB_FORMAT_PROCESSES', '0'],
+      ['WEB_FORMAT_PROCESSES', 'two'],
       ['WEB_FORMAT_TIMEOUT_MS', '-1'],
       ['WEB_FORMAT_TIMEOUT_MS', '1.5'],
       ['WEB_FORMAT_MAX_QUEUE', '0'],

@@ -1,12 +1,13 @@
 /**
- * Where /v1/web's conversions run (Markdown, text, links): a small pool of worker threads, so a
+ * Where /v1/web's conversions run (Markdown, text, links): a small pool of child processes, so a
  * large page never blocks the event loop that serves every other request (a 1 MB page takes
- * about a second of CPU, docs/web.md). Each conversion has a time limit, counted from the moment
- * a thread starts on it; past it the thread is terminated (and replaced) and the conversion ends
- * as `time_limit`. A caller that aborts (the client went away) takes its task out of the queue,
- * or ends the thread running it.
+ * about a second of CPU, docs/web.md), and a page that overflows the heap limit takes down only
+ * its process, never the server (task-processes.ts says why not threads). Each conversion has a
+ * time limit, counted from the moment a process starts on it; past it the process is killed (and
+ * replaced) and the conversion ends as `time_limit`. A caller that aborts (the client went away)
+ * takes its task out of the queue, or ends the process running it.
  */
-import { createTaskThreads } from '../../core/task-threads.ts';
+import { createTaskProcesses } from '../../core/task-processes.ts';
 import { convertPage, type ConvertedPage, type OutputFormat } from './formats.ts';
 
 export interface ConvertTask {
@@ -20,7 +21,7 @@ export interface ConvertTask {
 
 /**
  * `time_limit` and `out_of_memory` say the page is too large or too complex to convert;
- * `queue_full` that too many pages already wait for a thread (the server is overloaded).
+ * `queue_full` that too many pages already wait for a process (the server is overloaded).
  */
 export type ConvertOutcome = { kind: 'ok'; page: ConvertedPage } | { kind: 'time_limit' } | { kind: 'out_of_memory' } | { kind: 'queue_full' };
 
@@ -29,49 +30,49 @@ export interface PageConverter {
   convert(task: ConvertTask, signal?: AbortSignal): Promise<ConvertOutcome>;
   /** Whether a page would be queued now rather than refused as `queue_full` (checked before fetching one). */
   hasCapacity(): boolean;
-  /** Threads, conversions running and conversions waiting (none for the inline converter). */
-  stats(): { threads: number; busy: number; queued: number };
-  /** Waits for running conversions, then stops the threads. */
+  /** Processes, conversions running and conversions waiting (none for the inline converter). */
+  stats(): { processes: number; busy: number; queued: number };
+  /** Waits for running conversions, then stops the processes. */
   close(): Promise<void>;
 }
 
 export interface PageConverterOptions {
-  /** Conversion threads, all started with the pool. Default 2. */
-  threads?: number;
-  /** Time limit of one conversion, from the moment a thread starts on it. Default 30 s. */
+  /** Conversion processes, all started with the pool. Default 2. */
+  processes?: number;
+  /** Time limit of one conversion, from the moment a process starts on it. Default 30 s. */
   timeoutMs?: number;
-  /** V8 heap limit of each thread; a page that needs more ends as `out_of_memory`. Default 1024 MB. */
+  /** V8 heap limit of each process; a page that needs more ends as `out_of_memory`. Default 1024 MB. */
   maxHeapMb?: number;
   /**
-   * Pages allowed to wait for a thread (each holds its HTML, up to the 10 MB page cap); past it a
-   * conversion is `queue_full`. Default 16 per thread.
+   * Pages allowed to wait for a process (each holds its HTML, up to the 10 MB page cap); past it a
+   * conversion is `queue_full`. Default 16 per process.
    */
   maxQueue?: number;
 }
 
 export const PAGE_CONVERTER_DEFAULTS = {
-  threads: 2,
+  processes: 2,
   timeoutMs: 30_000,
   maxHeapMb: 1024,
-  queuePerThread: 16,
+  queuePerProcess: 16,
 } as const;
 
-/** Below this V8 cannot start the thread's modules reliably (and a tiny heap can abort the process). */
+/** Below this a process cannot load its modules and warm up reliably. */
 export const MIN_CONVERTER_HEAP_MB = 64;
 
-const WORKER_FILE = new URL('./convert-worker.ts', import.meta.url).href;
+const WORKER_MODULE = new URL('./convert-process.ts', import.meta.url).href;
 
 export function createPageConverter(options: PageConverterOptions = {}): PageConverter {
-  const threads = options.threads ?? PAGE_CONVERTER_DEFAULTS.threads;
+  const processes = options.processes ?? PAGE_CONVERTER_DEFAULTS.processes;
   const timeoutMs = options.timeoutMs ?? PAGE_CONVERTER_DEFAULTS.timeoutMs;
   const maxHeapMb = options.maxHeapMb ?? PAGE_CONVERTER_DEFAULTS.maxHeapMb;
-  if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`threads must be an integer ≥ 1 (got ${threads})`);
+  if (!Number.isInteger(processes) || processes < 1) throw new RangeError(`processes must be an integer ≥ 1 (got ${processes})`);
   if (!(timeoutMs > 0)) throw new RangeError(`timeoutMs must be > 0 (got ${timeoutMs})`);
   if (!(maxHeapMb >= MIN_CONVERTER_HEAP_MB)) throw new RangeError(`maxHeapMb must be ≥ ${MIN_CONVERTER_HEAP_MB} (got ${maxHeapMb})`);
-  const maxQueue = options.maxQueue ?? threads * PAGE_CONVERTER_DEFAULTS.queuePerThread;
+  const maxQueue = options.maxQueue ?? processes * PAGE_CONVERTER_DEFAULTS.queuePerProcess;
   if (!Number.isInteger(maxQueue) || maxQueue < 1) throw new RangeError(`maxQueue must be an integer ≥ 1 (got ${maxQueue})`);
 
-  const pool = createTaskThreads<ConvertTask, ConvertedPage>({ filename: WORKER_FILE, threads, timeoutMs, maxHeapMb, maxQueue });
+  const pool = createTaskProcesses<ConvertTask, ConvertedPage>({ module: WORKER_MODULE, processes, timeoutMs, maxHeapMb, maxQueue });
 
   async function convert(task: ConvertTask, signal?: AbortSignal): Promise<ConvertOutcome> {
     const outcome = await pool.run(task, { signal });
@@ -91,6 +92,6 @@ export const inlineConverter: PageConverter = {
     return { kind: 'ok', page: convertPage(task.html, task.pageUrl, { format: task.format, links: task.links }) };
   },
   hasCapacity: () => true,
-  stats: () => ({ threads: 0, busy: 0, queued: 0 }),
+  stats: () => ({ processes: 0, busy: 0, queued: 0 }),
   close: async () => undefined,
 };

@@ -6,7 +6,7 @@
  * scripts, styles and navigation.
  *
  * These functions are pure and synchronous. A large page takes seconds of CPU, so the service
- * runs them on the conversion threads (`converter.ts`); tests and tools call them directly.
+ * runs them in the conversion processes (`converter.ts`); tests and tools call them directly.
  */
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';

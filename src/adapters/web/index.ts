@@ -1,8 +1,8 @@
 /**
  * Public entry of the generic page adapter behind POST /v1/web, and the reading of its settings:
- * WEB_BLOCKED_DOMAINS, WEB_TIMEOUT_MS, WEB_BROWSER_TIMEOUT_MS, WEB_FORMAT_THREADS,
+ * WEB_BLOCKED_DOMAINS, WEB_TIMEOUT_MS, WEB_BROWSER_TIMEOUT_MS, WEB_FORMAT_PROCESSES,
  * WEB_FORMAT_TIMEOUT_MS and the CAPTCHA_SOLVER_* variables. Starting it starts the conversion
- * threads (Markdown, text, links); closing it stops them.
+ * processes (Markdown, text, links); closing it stops them.
  */
 import type { Capability } from '../../core/capability.ts';
 import { ConfigError } from '../../core/env.ts';
@@ -30,7 +30,7 @@ export const WEB_DEFAULTS = {
   solverPollIntervalMs: 3_000,
   solverTimeoutMs: 60_000,
   solverFlavor: 'anticaptcha' as SolverFlavor,
-  formatThreads: PAGE_CONVERTER_DEFAULTS.threads,
+  formatProcesses: PAGE_CONVERTER_DEFAULTS.processes,
   formatTimeoutMs: PAGE_CONVERTER_DEFAULTS.timeoutMs,
 } as const;
 
@@ -38,11 +38,11 @@ export interface WebSettings extends WebScraperSettings {
   /** WEB_BLOCKED_DOMAINS: added to the contract's list. */
   blockedDomains: string[];
   solver?: CaptchaSolverSettings;
-  /** The conversion threads: WEB_FORMAT_THREADS, WEB_FORMAT_TIMEOUT_MS for one page, WEB_FORMAT_MAX_QUEUE pages waiting. */
-  conversion: { threads: number; timeoutMs: number; maxQueue?: number };
+  /** The conversion processes: WEB_FORMAT_PROCESSES, WEB_FORMAT_TIMEOUT_MS for one page, WEB_FORMAT_MAX_QUEUE pages waiting. */
+  conversion: { processes: number; timeoutMs: number; maxQueue?: number };
 }
 
-/** The started capability: the scraper the endpoint uses, and the conversion threads it owns. */
+/** The started capability: the scraper the endpoint uses, and the conversion processes it owns. */
 export interface WebService {
   scraper: WebScraper;
   converter: PageConverter;
@@ -79,7 +79,7 @@ export const webCapability: Capability<WebSettings, WebService, WebDeps> = {
       browserTimeoutMs,
       proxyConfigured: env.text('PROXY_URL') !== undefined,
       conversion: {
-        threads: env.positiveInteger('WEB_FORMAT_THREADS') ?? WEB_DEFAULTS.formatThreads,
+        processes: env.positiveInteger('WEB_FORMAT_PROCESSES') ?? WEB_DEFAULTS.formatProcesses,
         timeoutMs: env.positiveInteger('WEB_FORMAT_TIMEOUT_MS') ?? WEB_DEFAULTS.formatTimeoutMs,
         maxQueue: env.positiveInteger('WEB_FORMAT_MAX_QUEUE'),
       },

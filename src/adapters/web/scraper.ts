@@ -64,7 +64,7 @@ export type WebOutcome =
   | { kind: 'unreachable'; reason: string }
   | { kind: 'captcha_unsolved'; reason: string }
   | { kind: 'no_browser' }
-  /** Too many pages already wait for a conversion thread: the server is overloaded. */
+  /** Too many pages already wait for a conversion process: the server is overloaded. */
   | { kind: 'busy' };
 
 export interface WebScraperSettings {
@@ -83,7 +83,7 @@ export interface WebScraperDeps {
   /** Undefined when no solver is configured: a captcha then fails the request. */
   solver?: CaptchaSolverFunction;
   /**
-   * Where Markdown, text and links are made: the service passes its thread pool. Without one,
+   * Where Markdown, text and links are made: the service passes its process pool. Without one,
    * pages are converted on the calling thread (tests and tools), which blocks it meanwhile.
    */
   converter?: PageConverter;

@@ -1,16 +1,16 @@
 /**
- * Conversion thread: turns one HTML page into its main content (Markdown or text) and its links,
- * with the pure functions of formats.ts. A page that takes too long only ever holds this thread,
- * which the pool terminates when the time limit passes (converter.ts).
+ * Conversion process: turns one HTML page into its main content (Markdown or text) and its links,
+ * with the pure functions of formats.ts. A page that takes too long, or needs more memory than
+ * the process's heap limit, only ever takes this process down; the pool replaces it
+ * (converter.ts).
  */
-import { taskStarted, type PooledTask } from '../../core/task-threads.ts';
 import type { ConvertTask } from './converter.ts';
 import { convertPage, type ConvertedPage } from './formats.ts';
 
 /**
- * Converted once while the thread starts (the pool hands it no page before this module has
+ * Converted once while the process starts (the pool hands it no page before this module has
  * loaded): the first conversion of cold code takes several times as long as the next (about
- * 80 ms against 10 ms for a small article), and a thread that replaces one ended by the time
+ * 80 ms against 10 ms for a small article), and a process that replaces one ended by the time
  * limit would otherwise spend that on a caller's page, under the caller's limit.
  */
 const WARM_UP_PAGE =
@@ -20,11 +20,6 @@ const WARM_UP_PAGE =
   '<pre><code>let x = 1;</code></pre></article><footer>Footer</footer></body></html>';
 for (const format of ['markdown', 'text'] as const) convertPage(WARM_UP_PAGE, 'http://warm-up.invalid/', { format, links: true });
 
-export default function runConvertTask(task: PooledTask<ConvertTask>): ConvertedPage {
-  taskStarted(task.port);
-  try {
-    return convertPage(task.html, task.pageUrl, { format: task.format, links: task.links });
-  } finally {
-    task.port.close();
-  }
+export default function runConvertTask(task: ConvertTask): ConvertedPage {
+  return convertPage(task.html, task.pageUrl, { format: task.format, links: task.links });
 }
