@@ -132,11 +132,12 @@ describe('conversion processes', () => {
 describe('conversion settings', () => {
   const settings = (env: Record<string, string>) => envReader(env).read((reader) => webCapability.settings(reader));
 
-  test('WEB_FORMAT_PROCESSES, WEB_FORMAT_TIMEOUT_MS and WEB_FORMAT_MAX_QUEUE, with their defaults', () => {
-    assert.deepEqual(settings({}).conversion, { processes: 2, timeoutMs: 30_000, maxQueue: undefined });
-    assert.deepEqual(settings({ WEB_FORMAT_PROCESSES: '3', WEB_FORMAT_TIMEOUT_MS: '5000', WEB_FORMAT_MAX_QUEUE: '4' }).conversion, {
+  test('WEB_FORMAT_PROCESSES, WEB_FORMAT_TIMEOUT_MS, WEB_FORMAT_MAX_HEAP_MB and WEB_FORMAT_MAX_QUEUE, with their defaults', () => {
+    assert.deepEqual(settings({}).conversion, { processes: 2, timeoutMs: 30_000, maxHeapMb: 1024, maxQueue: undefined });
+    assert.deepEqual(settings({ WEB_FORMAT_PROCESSES: '3', WEB_FORMAT_TIMEOUT_MS: '5000', WEB_FORMAT_MAX_HEAP_MB: '256', WEB_FORMAT_MAX_QUEUE: '4' }).conversion, {
       processes: 3,
       timeoutMs: 5_000,
+      maxHeapMb: 256,
       maxQueue: 4,
     });
   });
@@ -148,10 +149,12 @@ describe('conversion settings', () => {
       ['WEB_FORMAT_TIMEOUT_MS', '-1'],
       ['WEB_FORMAT_TIMEOUT_MS', '1.5'],
       ['WEB_FORMAT_MAX_QUEUE', '0'],
+      ['WEB_FORMAT_MAX_HEAP_MB', '63'],
+      ['WEB_FORMAT_MAX_HEAP_MB', 'lots'],
     ]) {
       assert.throws(
         () => settings({ [variable]: value }),
-        (error: unknown) => error instanceof ConfigError && error.variable === variable && error.message.includes(`"${value}"`),
+        (error: unknown) => error instanceof ConfigError && error.variable === variable && error.message.includes(value),
         `${variable}=${value}`,
       );
     }

@@ -1,7 +1,7 @@
 /**
  * Public entry of the generic page adapter behind POST /v1/web, and the reading of its settings:
- * WEB_BLOCKED_DOMAINS, WEB_TIMEOUT_MS, WEB_BROWSER_TIMEOUT_MS, WEB_FORMAT_PROCESSES,
- * WEB_FORMAT_TIMEOUT_MS and the CAPTCHA_SOLVER_* variables. Starting it starts the conversion
+ * WEB_BLOCKED_DOMAINS, WEB_TIMEOUT_MS, WEB_BROWSER_TIMEOUT_MS, the WEB_FORMAT_* variables and
+ * the CAPTCHA_SOLVER_* variables. Starting it starts the conversion
  * processes (Markdown, text, links); closing it stops them.
  */
 import type { Capability } from '../../core/capability.ts';
@@ -10,7 +10,7 @@ import type { OutboundClient } from '../../outbound/types.ts';
 import type { BrowserSource } from '../kit/runner.ts';
 import { createDomainBlocklist } from './blocked-domains.ts';
 import { createWebScraper, type WebScraper, type WebScraperSettings } from './scraper.ts';
-import { createPageConverter, PAGE_CONVERTER_DEFAULTS, type PageConverter } from './converter.ts';
+import { createPageConverter, MIN_CONVERTER_HEAP_MB, PAGE_CONVERTER_DEFAULTS, type PageConverter } from './converter.ts';
 import { createCaptchaSolver, SOLVER_FLAVORS, type CaptchaSolverSettings, type SolverFlavor } from './solver.ts';
 
 export { createDomainBlocklist, canonicalHostname, DEFAULT_BLOCKED_DOMAINS, type DomainBlocklist } from './blocked-domains.ts';
@@ -32,14 +32,18 @@ export const WEB_DEFAULTS = {
   solverFlavor: 'anticaptcha' as SolverFlavor,
   formatProcesses: PAGE_CONVERTER_DEFAULTS.processes,
   formatTimeoutMs: PAGE_CONVERTER_DEFAULTS.timeoutMs,
+  formatMaxHeapMb: PAGE_CONVERTER_DEFAULTS.maxHeapMb,
 } as const;
 
 export interface WebSettings extends WebScraperSettings {
   /** WEB_BLOCKED_DOMAINS: added to the contract's list. */
   blockedDomains: string[];
   solver?: CaptchaSolverSettings;
-  /** The conversion processes: WEB_FORMAT_PROCESSES, WEB_FORMAT_TIMEOUT_MS for one page, WEB_FORMAT_MAX_QUEUE pages waiting. */
-  conversion: { processes: number; timeoutMs: number; maxQueue?: number };
+  /**
+   * The conversion processes: WEB_FORMAT_PROCESSES, WEB_FORMAT_TIMEOUT_MS for one page,
+   * WEB_FORMAT_MAX_HEAP_MB per process, WEB_FORMAT_MAX_QUEUE pages waiting.
+   */
+  conversion: { processes: number; timeoutMs: number; maxHeapMb: number; maxQueue?: number };
 }
 
 /** The started capability: the scraper the endpoint uses, and the conversion processes it owns. */
@@ -81,6 +85,7 @@ export const webCapability: Capability<WebSettings, WebService, WebDeps> = {
       conversion: {
         processes: env.positiveInteger('WEB_FORMAT_PROCESSES') ?? WEB_DEFAULTS.formatProcesses,
         timeoutMs: env.positiveInteger('WEB_FORMAT_TIMEOUT_MS') ?? WEB_DEFAULTS.formatTimeoutMs,
+        maxHeapMb: formatHeapMb(env.positiveInteger('WEB_FORMAT_MAX_HEAP_MB')),
         maxQueue: env.positiveInteger('WEB_FORMAT_MAX_QUEUE'),
       },
       ...(solverUrl !== undefined && solverKey !== undefined
@@ -109,3 +114,11 @@ export const webCapability: Capability<WebSettings, WebService, WebDeps> = {
   },
   close: (service) => service.converter.close(),
 };
+
+function formatHeapMb(value: number | undefined): number {
+  if (value === undefined) return WEB_DEFAULTS.formatMaxHeapMb;
+  if (value < MIN_CONVERTER_HEAP_MB) {
+    throw new ConfigError(`WEB_FORMAT_MAX_HEAP_MB must be at least ${MIN_CONVERTER_HEAP_MB} (got ${value}): a smaller heap cannot start a conversion process.`, 'WEB_FORMAT_MAX_HEAP_MB');
+  }
+  return value;
+}

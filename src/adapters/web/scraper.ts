@@ -2,7 +2,7 @@
  * Generic page scraping behind POST /v1/web (docs/web.md): one page fetched with plain HTTP
  * through the outbound client, or rendered in the shared headless browser (`bypass_captcha`),
  * turned into the contract's `{url, status_code, headers, content}`. Markdown, text and links are
- * made by the converter: in the service, a pool of threads off the event loop (converter.ts).
+ * made by the converter: in the service, a pool of processes off the event loop (converter.ts).
  *
  * Both paths apply the blocked-domain rule to every URL they request: the plain client on the
  * first URL and on each redirect hop (`checkUrl`), the browser on every main-frame navigation and,
