@@ -10,10 +10,12 @@
  *   leak       the browser pool's memory (proportional set size of its Chromium processes) after
  *              render 100 and after the last render (default 500); the growth should stay ≤ 20 %.
  *   convert    a 1 MB article page turned into Markdown and into text (Readability + turndown):
- *              the functions called on the event loop, the same on a conversion thread (the
+ *              the functions called on the event loop, the same in a conversion process (the
  *              service's way), and POST /v1/web format=markdown through the real server; with the
  *              longest event-loop delay seen meanwhile (perf_hooks.monitorEventLoopDelay, max),
- *              which is how long every other request of the server would have waited.
+ *              which is how long every other request of the server would have waited. Also how
+ *              long a conversion process takes to start (to its first small page) and its RSS,
+ *              idle and after the large pages.
  *
  * Usage: node bench/web.ts
  * Environment:
@@ -109,6 +111,22 @@ console.log(`machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? 'unkno
 }
 
 // ---- convert ----------------------------------------------------------------------------------
+/** Resident memory of this process's conversion processes (Linux /proc), in MB. */
+function conversionRss(): string {
+  const sizes: number[] = [];
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      if (Number(/^PPid:\s+(\d+)/m.exec(status)?.[1]) !== process.pid) continue;
+      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('task-process-main')) continue;
+      sizes.push(Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? 0) / 1024);
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return sizes.map((size) => `${size.toFixed(0)} MB`).join(', ') || 'no process found';
+}
+
 {
   const big = largeArticlePage(1024 * 1024);
   const pageUrl = 'https://site.example/big';
@@ -129,12 +147,16 @@ console.log(`machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? 'unkno
     return `median ${ms(percentile(times, 50))}, max ${ms(Math.max(...times))}; event-loop delay max ${ms(delay.max / 1e6)}`;
   };
   console.log(`convert: ${(big.length / 1024 / 1024).toFixed(2)} MB article page (${conversions} runs after a warm-up)`);
-  // The threads first: conversions on the event loop leave hundreds of MB of garbage on this
+  // The processes first: conversions on the event loop leave hundreds of MB of garbage on this
   // thread's heap, whose collection would then show up as delay in the rows after them.
+  const starting = performance.now();
   const converter = createPageConverter({ processes: 1 });
+  await converter.convert({ html: articlePage(), pageUrl, format: 'markdown', links: false });
+  console.log(`  a conversion process starts and converts a small page in ${ms(performance.now() - starting)}; RSS ${conversionRss()}`);
   for (const format of ['markdown', 'text'] as const) {
-    console.log(`  ${format.padEnd(8)} on a conversion thread ${await measure(() => converter.convert({ html: big, pageUrl, format, links: false }))}`);
+    console.log(`  ${format.padEnd(8)} in a conversion process ${await measure(() => converter.convert({ html: big, pageUrl, format, links: false }))}`);
   }
+  console.log(`  conversion process RSS after the large pages: ${conversionRss()}`);
   await converter.close();
 
   // The server's own event loop while POST /v1/web converts: what every other request would wait.
@@ -148,7 +170,7 @@ console.log(`machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? 'unkno
   console.log(`  POST /v1/web format=markdown           ${await measure(viaService)}`);
   await service.close();
 
-  // As the service did before the threads: the same functions on the event loop.
+  // As the service did before the conversions left it: the same functions on the event loop.
   for (const format of ['markdown', 'text'] as const) {
     console.log(`  ${format.padEnd(8)} on the event loop      ${await measure(() => convertPage(big, pageUrl, { format, links: false }))}`);
   }

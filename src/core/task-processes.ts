@@ -25,6 +25,14 @@ export interface TaskProcessesOptions {
   timeoutMs: number;
   /** V8 old-generation limit of each process (`--max-old-space-size`); past it: `out_of_memory`. */
   maxHeapMb: number;
+  /** Smallest V8 young-generation semi-space of each process (`--min-semi-space-size`); V8's default when absent. */
+  minSemiSpaceMb?: number;
+  /**
+   * A process whose resident memory is past this many MB after a task leaves once it has
+   * answered, and a fresh one takes its place: V8 never gives back the heap a large task grew.
+   * None when absent.
+   */
+  recycleAboveMb?: number;
   /** Tasks allowed to wait for a process; past it a new task is `queue_full`. Unbounded when absent. */
   maxQueue?: number;
 }
@@ -38,8 +46,8 @@ export interface TaskProcesses<T, R> {
   run(task: T, options?: { signal?: AbortSignal }): Promise<TaskRun<R>>;
   /** Whether a new task would be queued now rather than refused as `queue_full`. */
   hasCapacity(): boolean;
-  /** Processes, tasks running and tasks waiting. */
-  stats(): { processes: number; busy: number; queued: number };
+  /** Processes, tasks running, tasks waiting, and processes recycled past the memory high-water mark. */
+  stats(): { processes: number; busy: number; queued: number; recycled: number };
   /** Waits for running and queued tasks, then stops the processes. */
   close(): Promise<void>;
 }
@@ -81,14 +89,16 @@ export function createTaskProcesses<T, R>(options: TaskProcessesOptions): TaskPr
   const queue: Job<T, R>[] = [];
   let nextId = 1;
   let running = 0;
+  /** Processes that left past the memory high-water mark, for `stats`. */
+  let recycled = 0;
   let closing = false;
   let closed = false;
   let drained: (() => void) | undefined;
 
   function start(): void {
-    const child = fork(MAIN_FILE, [options.module], {
-      // Only the heap limit: the parent's flags (a test runner's, an inspector's) are not the worker's.
-      execArgv: [`--max-old-space-size=${maxHeapMb}`],
+    const child = fork(MAIN_FILE, [options.module, String(options.recycleAboveMb ?? 0)], {
+      // Only the heap sizes: the parent's flags (a test runner's, an inspector's) are not the worker's.
+      execArgv: [`--max-old-space-size=${maxHeapMb}`, ...(options.minSemiSpaceMb === undefined ? [] : [`--min-semi-space-size=${options.minSemiSpaceMb}`])],
       serialization: 'advanced',
       stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
     });
@@ -108,7 +118,14 @@ export function createTaskProcesses<T, R>(options: TaskProcessesOptions): TaskPr
       }
       const job = worker.job;
       if (!job || job.id !== message.id) return;
-      release(worker);
+      if (message.retiring) {
+        // It leaves on its own once the answer is sent; its replacement starts now.
+        leave(worker);
+        recycled++;
+        replace();
+      } else {
+        release(worker);
+      }
       if (message.type === 'done') job.settle({ kind: 'done', result: message.result });
       else job.fail(new Error(message.message));
       pump();
@@ -264,7 +281,7 @@ export function createTaskProcesses<T, R>(options: TaskProcessesOptions): TaskPr
     stats: () => {
       let working = 0;
       for (const worker of workers) if (worker.job) working++;
-      return { processes, busy: working, queued: queue.length };
+      return { processes, busy: working, queued: queue.length, recycled };
     },
     close,
   };

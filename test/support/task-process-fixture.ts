@@ -15,7 +15,11 @@ export type FixtureTask =
   | { kind: 'large-strings' }
   /** Many small objects kept until the heap is full. */
   | { kind: 'many-small-allocations' }
-  | { kind: 'pid' };
+  | { kind: 'pid' }
+  /** Keeps `mb` megabytes of written memory for the rest of the process's life. */
+  | { kind: 'grow'; mb: number };
+
+const keptForEver: Buffer[] = [];
 
 export default async function runFixtureTask(task: FixtureTask): Promise<unknown> {
   switch (task.kind) {
@@ -46,6 +50,9 @@ export default async function runFixtureTask(task: FixtureTask): Promise<unknown
       for (;;) kept.push({ n: kept.length, s: `item ${kept.length}` });
     }
     case 'pid':
+      return process.pid;
+    case 'grow':
+      for (let i = 0; i < task.mb; i++) keptForEver.push(Buffer.alloc(1024 * 1024, i + 1));
       return process.pid;
   }
 }

@@ -18,6 +18,15 @@ function pool(options: Partial<Parameters<typeof createTaskProcesses>[0]> = {}):
 }
 after(() => Promise.all(pools.map((p) => p.close())));
 
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function busy(p: TaskProcesses<FixtureTask, unknown>): Promise<void> {
   while (p.stats().busy === 0) await new Promise((resolve) => setTimeout(resolve, 5));
 }
@@ -42,7 +51,7 @@ describe('task processes', () => {
     const after = await p.run({ kind: 'pid' });
     assert.equal(typeof (after as { result: number }).result, 'number');
     assert.notDeepEqual(after, pid, 'a new process');
-    assert.deepEqual(p.stats(), { processes: 1, busy: 0, queued: 0 });
+    assert.deepEqual(p.stats(), { processes: 1, busy: 0, queued: 0, recycled: 0 });
   });
 
   test('large strings past the heap limit (fatal to a worker thread): out_of_memory, this process unharmed, the next task answered', async () => {
@@ -70,7 +79,7 @@ describe('task processes', () => {
     const first = p.run({ kind: 'spin', ms: 10_000 }, { signal: running.signal });
     const second = p.run({ kind: 'echo', value: 'never' }, { signal: queued.signal });
     await busy(p);
-    assert.deepEqual(p.stats(), { processes: 1, busy: 1, queued: 1 });
+    assert.deepEqual(p.stats(), { processes: 1, busy: 1, queued: 1, recycled: 0 });
     queued.abort(new Error('gone'));
     await assert.rejects(second, /gone/);
     assert.equal(p.stats().queued, 0);
@@ -110,6 +119,20 @@ describe('task processes', () => {
       assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, `process ${pid} has ended`);
     }
     await assert.rejects(p.run({ kind: 'echo', value: 'late' }), /closed/);
+  });
+
+  test('a process past the memory high-water mark after a task answers, then leaves for a fresh one', async () => {
+    const p = pool({ maxHeapMb: 512, recycleAboveMb: 300 });
+    const small = await p.run({ kind: 'grow', mb: 10 });
+    assert.deepEqual(await p.run({ kind: 'pid' }), small, 'below the mark: the same process');
+    assert.equal(p.stats().recycled, 0);
+    const grown = await p.run({ kind: 'grow', mb: 300 });
+    assert.deepEqual(grown, small, 'the task that grew it is answered by it');
+    const next = await p.run({ kind: 'pid' });
+    assert.notDeepEqual(next, grown, 'the next task runs in a fresh process');
+    assert.equal(p.stats().recycled, 1);
+    const oldPid = (grown as { result: number }).result;
+    while (isAlive(oldPid)) await new Promise((resolve) => setTimeout(resolve, 10));
   });
 
   test('options are checked', () => {

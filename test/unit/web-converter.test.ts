@@ -68,7 +68,7 @@ describe('conversion processes', () => {
     assert.deepEqual(await pool.convert({ html: large, pageUrl: PAGE_URL, format: 'markdown', links: false }), { kind: 'time_limit' });
     assert.deepEqual(await pool.convert({ html: large, pageUrl: PAGE_URL, format: 'raw', links: true }), { kind: 'time_limit' });
     assert.equal((await pool.convert({ html: '<p>short</p>', pageUrl: PAGE_URL, format: 'text', links: false })).kind, 'ok');
-    assert.deepEqual(pool.stats(), { processes: 1, busy: 0, queued: 0 });
+    assert.deepEqual(pool.stats(), { processes: 1, busy: 0, queued: 0, recycled: 0 });
   });
 
   test('an abort ends the process at work (not only the wait for it) and takes a queued page out of the queue', async () => {
@@ -113,7 +113,7 @@ describe('conversion processes', () => {
     const waiting = pool.convert({ html: small, pageUrl: PAGE_URL, format: 'text', links: false });
     assert.equal(pool.hasCapacity(), false);
     assert.deepEqual(await pool.convert({ html: small, pageUrl: PAGE_URL, format: 'text', links: false }), { kind: 'queue_full' });
-    assert.deepEqual(pool.stats(), { processes: 1, busy: 1, queued: 1 }, 'the refused page never entered the queue');
+    assert.deepEqual(pool.stats(), { processes: 1, busy: 1, queued: 1, recycled: 0 }, 'the refused page never entered the queue');
     controller.abort(new Error('client went away'));
     await assert.rejects(running, /client went away/);
     assert.equal((await waiting).kind, 'ok');
