@@ -42,10 +42,10 @@ describe('task processes', () => {
   });
 
   test('past the time limit the process is killed and replaced; the limit counts from the start, not the wait', async () => {
-    const p = pool({ timeoutMs: 400 });
+    const p = pool({ timeoutMs: 1_000 });
     const pid = await p.run({ kind: 'pid' });
-    // The second waits 250 ms for the first: 500 ms from its call, 250 ms from its start.
-    const both = await Promise.all([p.run({ kind: 'spin', ms: 250 }), p.run({ kind: 'spin', ms: 250 })]);
+    // The second waits 600 ms for the first: 1.2 s from its call, 0.6 s from its start.
+    const both = await Promise.all([p.run({ kind: 'spin', ms: 600 }), p.run({ kind: 'spin', ms: 600 })]);
     assert.deepEqual(both, [{ kind: 'done', result: 'spun' }, { kind: 'done', result: 'spun' }]);
     assert.deepEqual(await p.run({ kind: 'spin', ms: 5_000 }), { kind: 'time_limit' });
     const after = await p.run({ kind: 'pid' });
