@@ -58,6 +58,8 @@ export interface PoolStats {
   workers: number;
   busy: number;
   queued: number;
+  /** Workers replaced so far to give their memory back, for the pools that do. */
+  recycled?: number;
 }
 
 /** A capability started on first use, closed only if it was. */
@@ -169,12 +171,12 @@ export async function createCapabilities(
       const ocrPool = ocr.peek();
       if (ocrPool) {
         const s = ocrPool.stats();
-        stats.push({ pool: 'ocr', workers: s.workers, busy: s.workers - s.idle, queued: s.queued });
+        stats.push({ pool: 'ocr', workers: s.workers, busy: s.workers - s.idle, queued: s.queued, recycled: s.recycled });
       }
       const webService = web.peek();
       if (webService) {
         const s = webService.converter.stats();
-        stats.push({ pool: 'web', workers: s.processes, busy: s.busy, queued: s.queued });
+        stats.push({ pool: 'web', workers: s.processes, busy: s.busy, queued: s.queued, recycled: s.recycled });
       }
       if (startedBrowser) {
         const s = startedBrowser.stats();

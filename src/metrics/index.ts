@@ -26,7 +26,7 @@ export function metricsSettings(env: EnvReader): MetricsSettings {
 
 /** What the gauges read at scrape time. */
 export interface MetricsSources {
-  pools(): Array<{ pool: string; workers: number; busy: number; queued: number }>;
+  pools(): Array<{ pool: string; workers: number; busy: number; queued: number; recycled?: number }>;
   /** Credit holds of requests in flight (or left by a stopped process until swept). */
   holds(): Promise<{ count: number; credits: number }>;
 }
@@ -68,7 +68,7 @@ export class GleanerMetrics {
     this.#upstreamLatency = new Histogram({ name: 'gleaner_upstream_duration_seconds', help: 'Upstream call time, by adapter.', labelNames: ['adapter'], buckets: LATENCY_BUCKETS, registers });
     new Gauge({
       name: 'gleaner_pool_workers',
-      help: 'Workers of each started pool (pdf threads, OCR engines, browser instances, web page conversion threads).',
+      help: 'Workers of each started pool (pdf threads, OCR engines, browser instances, web page conversion processes).',
       labelNames: ['pool'],
       registers,
       collect() {
@@ -94,6 +94,17 @@ export class GleanerMetrics {
       collect() {
         this.reset();
         for (const p of sources.pools()) this.set({ pool: p.pool }, p.queued);
+      },
+    });
+    new Counter({
+      name: 'gleaner_pool_recycled_workers_total',
+      help: 'Workers replaced to give their memory back (OCR engines after their job budget, web conversion processes past their memory high-water mark).',
+      labelNames: ['pool'],
+      registers,
+      // The pools count; a scrape reads their totals.
+      collect() {
+        this.reset();
+        for (const p of sources.pools()) if (p.recycled !== undefined) this.inc({ pool: p.pool }, p.recycled);
       },
     });
     // Both gauges come from one query per scrape.

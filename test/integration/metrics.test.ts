@@ -75,10 +75,14 @@ test('METRICS_PORT: a separate listener; the main port has no /metrics; pools re
     const url = service.server.metricsUrl();
     assert.ok(url && !url.startsWith(service.url), url);
     service.services.capabilities.pdf();
+    service.services.capabilities.web();
     const text = await (await fetch(url)).text();
     assert.ok((sample(text, 'gleaner_pool_workers', { pool: 'pdf' }) ?? 0) >= 1, 'pdf workers');
     assert.equal(sample(text, 'gleaner_pool_queue_depth', { pool: 'pdf' }), 0);
     assert.equal(sample(text, 'gleaner_pool_busy_workers', { pool: 'pdf' }), 0);
+    assert.equal(sample(text, 'gleaner_pool_workers', { pool: 'web' }), 2, 'web conversion processes');
+    assert.equal(sample(text, 'gleaner_pool_recycled_workers_total', { pool: 'web' }), 0);
+    assert.equal(sample(text, 'gleaner_pool_recycled_workers_total', { pool: 'pdf' }), undefined, 'the PDF pool does not recycle by count');
   } finally {
     await service.close();
   }
