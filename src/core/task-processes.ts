@@ -176,8 +176,7 @@ export function createTaskProcesses<T, R>(options: TaskProcessesOptions): TaskPr
   function leave(worker: Worker<T, R>): void {
     worker.gone = true;
     workers.delete(worker);
-    clearTimeout(worker.timer);
-    worker.job = undefined;
+    release(worker);
   }
 
   /** Ends a process at work (time limit, abort) and starts its replacement at once. */

@@ -1,8 +1,8 @@
 /**
  * Public entry of the generic page adapter behind POST /v1/web, and the reading of its settings:
  * WEB_BLOCKED_DOMAINS, WEB_TIMEOUT_MS, WEB_BROWSER_TIMEOUT_MS, the WEB_FORMAT_* variables and
- * the CAPTCHA_SOLVER_* variables. Starting it starts the conversion
- * processes (Markdown, text, links); closing it stops them.
+ * the CAPTCHA_SOLVER_* variables. Starting it starts the conversion processes (Markdown, text,
+ * links); closing it stops them.
  */
 import type { Capability } from '../../core/capability.ts';
 import { ConfigError } from '../../core/env.ts';
@@ -85,7 +85,8 @@ export const webCapability: Capability<WebSettings, WebService, WebDeps> = {
       conversion: {
         processes: env.positiveInteger('WEB_FORMAT_PROCESSES') ?? WEB_DEFAULTS.formatProcesses,
         timeoutMs: env.positiveInteger('WEB_FORMAT_TIMEOUT_MS') ?? WEB_DEFAULTS.formatTimeoutMs,
-        maxHeapMb: formatHeapMb(env.positiveInteger('WEB_FORMAT_MAX_HEAP_MB')),
+        // Below the floor a process cannot load its modules.
+        maxHeapMb: env.integer('WEB_FORMAT_MAX_HEAP_MB', { min: MIN_CONVERTER_HEAP_MB }) ?? WEB_DEFAULTS.formatMaxHeapMb,
         maxQueue: env.positiveInteger('WEB_FORMAT_MAX_QUEUE'),
       },
       ...(solverUrl !== undefined && solverKey !== undefined
@@ -114,11 +115,3 @@ export const webCapability: Capability<WebSettings, WebService, WebDeps> = {
   },
   close: (service) => service.converter.close(),
 };
-
-function formatHeapMb(value: number | undefined): number {
-  if (value === undefined) return WEB_DEFAULTS.formatMaxHeapMb;
-  if (value < MIN_CONVERTER_HEAP_MB) {
-    throw new ConfigError(`WEB_FORMAT_MAX_HEAP_MB must be at least ${MIN_CONVERTER_HEAP_MB} (got ${value}): a smaller heap cannot start a conversion process.`, 'WEB_FORMAT_MAX_HEAP_MB');
-  }
-  return value;
-}
