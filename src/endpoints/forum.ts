@@ -130,10 +130,10 @@ export const forumListingEndpoint = defineEndpoint({
     example: { response: { subreddit: 'redditdev', posts: [EXAMPLE_POST], after: 't3_2gmzqe', before: null } },
   },
   errors: ERRORS,
-  async handler({ input, services, signal }) {
+  async handler({ input, services, upstream }) {
     const outcome = await services.capabilities.forum().listing(
       { subreddit: subredditName(input.subreddit)!, sort: input.sort, timeRange: input.time_range, limit: input.limit, after: input.after },
-      signal,
+      upstream,
     );
     return answer(outcome);
   },
@@ -165,7 +165,7 @@ export const forumSearchEndpoint = defineEndpoint({
     example: { response: { query: 'praw https', subreddit: 'redditdev', posts: [EXAMPLE_POST], after: null, before: null } },
   },
   errors: ERRORS,
-  async handler({ input, services, signal }) {
+  async handler({ input, services, upstream }) {
     const outcome = await services.capabilities.forum().search(
       {
         query: input.query,
@@ -175,7 +175,7 @@ export const forumSearchEndpoint = defineEndpoint({
         limit: input.limit,
         after: input.after,
       },
-      signal,
+      upstream,
     );
     return answer(outcome);
   },
@@ -207,9 +207,9 @@ export const forumPostEndpoint = defineEndpoint({
     example: { response: { ...EXAMPLE_POST, comments: [EXAMPLE_COMMENT], more_count: 0 } },
   },
   errors: ERRORS,
-  async handler({ input, services, signal }) {
+  async handler({ input, services, upstream }) {
     const postId = input.url !== undefined ? postIdFromUrl(input.url)! : bareId(input.id!, 't3')!;
-    return answer(await services.capabilities.forum().thread(postId, signal));
+    return answer(await services.capabilities.forum().thread(postId, upstream));
   },
 });
 
@@ -239,9 +239,9 @@ export const forumCommentEndpoint = defineEndpoint({
     example: { response: { ...EXAMPLE_COMMENT, subreddit: 'redditdev', post_id: '2gmzqe' } },
   },
   errors: ERRORS,
-  async handler({ input, services, signal }) {
+  async handler({ input, services, upstream }) {
     const ref = input.url !== undefined ? commentIdsFromUrl(input.url)! : { commentId: bareId(input.id!, 't1')! };
-    return answer(await services.capabilities.forum().comment(ref, signal));
+    return answer(await services.capabilities.forum().comment(ref, upstream));
   },
 });
 
@@ -274,8 +274,8 @@ export const forumUserEndpoint = defineEndpoint({
     },
   },
   errors: ERRORS,
-  async handler({ input, services, signal }) {
-    return answer(await services.capabilities.forum().user({ username: userName(input.username)!, after: input.after }, signal));
+  async handler({ input, services, upstream }) {
+    return answer(await services.capabilities.forum().user({ username: userName(input.username)!, after: input.after }, upstream));
   },
 });
 

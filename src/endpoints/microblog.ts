@@ -127,7 +127,7 @@ function requireSessions(services: HandlerServices): void {
   if (!services.capabilities.microblog().client.hasSessions) throw httpErrors.notConfigured();
 }
 
-const callContext = (context: EndpointContext<unknown>) => ({ signal: context.signal, log: context.log });
+const callContext = (context: EndpointContext<unknown>) => context.upstream;
 
 const EXAMPLE_POST: PostItem = {
   id: '2019881223666233717',

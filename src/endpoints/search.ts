@@ -53,7 +53,7 @@ export const searchEndpoint = defineEndpoint({
     },
   },
   errors: [403, { status: 404, message: SEARCH_MESSAGES.noResults, description: 'The query has no results; nothing was charged.' }, { status: 502, message: SEARCH_MESSAGES.unavailable }],
-  async handler({ input, services, signal }) {
+  async handler({ input, services, upstream }) {
     const outcome = await services.capabilities.search().find(
       {
         query: input.query,
@@ -63,7 +63,7 @@ export const searchEndpoint = defineEndpoint({
         timeRange: input.time_range,
         perPage: input.per_page,
       },
-      signal,
+      upstream,
     );
     if (outcome.kind === 'no_results') throw httpErrors.notFound(SEARCH_MESSAGES.noResults);
     if (outcome.kind === 'unavailable') throw httpErrors.badGateway(SEARCH_MESSAGES.unavailable);

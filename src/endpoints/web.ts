@@ -81,7 +81,7 @@ export const webEndpoint = defineEndpoint({
     },
   },
   errors: [403, 502, 503],
-  async handler({ input, services, signal, meter, log }) {
+  async handler({ input, services, upstream }) {
     const web = services.capabilities.web();
     if (web.isBlocked(input.url)) throw httpErrors.forbidden(WEB_MESSAGES.domainNotSupported);
 
@@ -94,10 +94,9 @@ export const webEndpoint = defineEndpoint({
       proxyCountry: input.proxy_country,
       format: input.format,
       links: input.links,
-      signal,
-    });
-    if (outcome.kind === 'unreachable' || outcome.kind === 'captcha_unsolved') log.warn({ verdict: outcome.kind, reason: outcome.reason }, 'web page not fetched');
-    if (outcome.kind === 'not_converted') log.warn({ verdict: outcome.kind, what: outcome.what, reason: outcome.reason }, 'web page not converted');
+    }, upstream);
+    // Upstream failures are logged by the runtime; a conversion that gave up is ours to tell.
+    if (outcome.kind === 'not_converted') upstream.log.warn({ what: outcome.what, reason: outcome.reason }, 'web page not converted');
     return { body: { response: answer(outcome) } };
   },
 });

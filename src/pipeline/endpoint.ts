@@ -14,6 +14,7 @@ import type { Product } from '../credits/products.ts';
 import type { Operation } from '../credits/prices.ts';
 import type { AuthenticatedUser } from '../accounts/store.ts';
 import type { Services } from '../services.ts';
+import type { CallContext } from '../adapters/kit/types.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
@@ -67,6 +68,8 @@ export interface EndpointContext<I> {
   /** Absolute URL of this route, for links in the answer (pagination). */
   routeUrl: string;
   log: FastifyBaseLogger;
+  /** What every upstream call of this request is given: its signal, logger and id. */
+  upstream: Required<CallContext>;
 }
 
 export interface EndpointResult<B = unknown> {

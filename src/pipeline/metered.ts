@@ -169,6 +169,7 @@ export async function runEndpoint(
       meter,
       routeUrl: routeUrl(request, endpoint.path),
       log: request.log,
+      upstream: { signal: controller.signal, log: request.log, requestId },
     };
     const result = await endpoint.handler(context);
     status = result.status ?? endpoint.success.status;

@@ -43,7 +43,73 @@ export type ParseOutcome<T> =
   | { kind: 'blocked'; reason: string }
   | { kind: 'changed'; reason: string };
 
-export type Verdict = ParseOutcome<unknown>['kind'];
+/**
+ * What one upstream call came to: the parser's outcome, or why there was nothing to parse.
+ * - `timeout`: the call's deadline passed;
+ * - `unreachable`: no answer (DNS, refused, reset, TLS, a transport that refused the URL), `error` says which;
+ * - `suspended`: not called at all, the upstream's circuit is open (it was blocked or unreachable lately).
+ * Every non-ok outcome carries the upstream's HTTP status when an answer came.
+ * A call whose caller went away does not end in an outcome: it rejects with the signal's reason.
+ */
+export type CallOutcome<T> =
+  | (ParseOutcome<T> & { status?: number })
+  | { kind: 'timeout'; reason: string; error: unknown; status?: undefined }
+  | { kind: 'unreachable'; reason: string; error: unknown; status?: undefined }
+  | { kind: 'suspended'; reason: string; status?: undefined };
+
+/** The verdict of a call, for logs, metrics and the operator's drift report. */
+export type Verdict = CallOutcome<unknown>['kind'];
+
+export const VERDICTS: readonly Verdict[] = ['ok', 'empty', 'not_found', 'blocked', 'changed', 'timeout', 'unreachable', 'suspended'];
+
+/** The subset of a pino/fastify logger the runtime writes to (a request's logger carries its id). */
+export interface UpstreamLogger {
+  warn(details: Record<string, unknown>, message: string): void;
+  info?(details: Record<string, unknown>, message: string): void;
+  debug?(details: Record<string, unknown>, message: string): void;
+  child?(bindings: Record<string, unknown>): UpstreamLogger;
+}
+
+/**
+ * The per-call context every upstream call gets from the request it serves (as Firecrawl's
+ * `Meta`): the request's abort signal, its logger and id. It reaches every adapter call, every
+ * interceptor and the browser. Work done for no request (a probe, a shared token refresh) passes
+ * the runtime's own logger and no signal.
+ */
+export interface CallContext {
+  /** The caller went away: the call stops and rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** Where the call's failures are logged: the request's logger. */
+  log?: UpstreamLogger;
+  requestId?: string;
+}
+
+/** What watchers (metrics, the drift report) are told. Never a query, a body or a credential. */
+export type RuntimeEvent =
+  | {
+      type: 'call';
+      upstream: string;
+      operation: string;
+      /** `aborted`: the caller went away before the call ended (not news about the upstream). */
+      verdict: Verdict | 'aborted';
+      /** The upstream's HTTP status, when an answer came. */
+      status?: number;
+      durationMs: number;
+      /** Exchanges the call took (retries, token refreshes, session rotation). */
+      attempts: number;
+      /** When the call ended (ms since the epoch). */
+      at: number;
+    }
+  | {
+      type: 'circuit';
+      upstream: string;
+      /** `open`: calls are skipped until `openUntil`; `half_open`: one probe call decides; `closed`: normal. */
+      state: 'open' | 'half_open' | 'closed';
+      openUntil?: number;
+      /** How many times in a row it opened (the back-off grows with it); 0 once closed. */
+      trips: number;
+      at: number;
+    };
 
 /** One upstream operation as a pure pair, plus what the runner needs to know about it. */
 export interface Adapter<P, T> {

@@ -4,7 +4,7 @@
  * the pure adapters leave out: the app-only token (token.ts) and the rate-limit budget
  * (rate-budget.ts). A 401 refreshes the token once and retries.
  */
-import type { Adapter } from '../kit/types.ts';
+import type { Adapter, CallContext } from '../kit/types.ts';
 import type { RunOutcome, UpstreamLogger, UpstreamRunner } from '../kit/runner.ts';
 import { AppTokenCache } from './token.ts';
 import { RateBudget } from './rate-budget.ts';
@@ -79,7 +79,8 @@ export class ForumClient {
   }
 
   /** `/r/{sub}/{sort}`. An empty first page asks `/r/{sub}/about` whether the subreddit exists. */
-  async listing(params: ListingParams, signal?: AbortSignal): Promise<ForumOutcome<ListingAnswer>> {
+  async listing(params: ListingParams, context: CallContext = {}): Promise<ForumOutcome<ListingAnswer>> {
+    const signal = context.signal;
     const page = await this.#call(listingAdapter, params, signal);
     if (page.kind !== 'ok') return settle(page);
     const checked = await this.#existsWhenEmpty(page.value, params.subreddit, params.after, signal);
@@ -87,7 +88,8 @@ export class ForumClient {
   }
 
   /** `/search`, or `/r/{sub}/search` with `restrict_sr=1`. */
-  async search(params: SearchParams, signal?: AbortSignal): Promise<ForumOutcome<SearchAnswer>> {
+  async search(params: SearchParams, context: CallContext = {}): Promise<ForumOutcome<SearchAnswer>> {
+    const signal = context.signal;
     const page = await this.#call(searchAdapter, params, signal);
     if (page.kind !== 'ok') return settle(page);
     if (params.subreddit) {
@@ -98,7 +100,8 @@ export class ForumClient {
   }
 
   /** `/comments/{id}`: the post with its comment tree. */
-  async thread(postId: string, signal?: AbortSignal): Promise<ForumOutcome<ForumThread>> {
+  async thread(postId: string, context: CallContext = {}): Promise<ForumOutcome<ForumThread>> {
+    const signal = context.signal;
     return settle(await this.#call(threadAdapter, { postId }, signal));
   }
 
@@ -106,7 +109,8 @@ export class ForumClient {
    * One comment with its replies: `/api/info?id=t1_…` finds its post (skipped when the URL named
    * the post), then `/comments/{post}/_/{comment}` gives the comment's tree.
    */
-  async comment(ref: { commentId: string; postId?: string }, signal?: AbortSignal): Promise<ForumOutcome<ForumCommentAnswer>> {
+  async comment(ref: { commentId: string; postId?: string }, context: CallContext = {}): Promise<ForumOutcome<ForumCommentAnswer>> {
+    const signal = context.signal;
     let postId = ref.postId;
     if (!postId) {
       const location = await this.#call(commentInfoAdapter, { commentId: ref.commentId }, signal);
@@ -120,7 +124,8 @@ export class ForumClient {
    * `/user/{name}/about` and `/user/{name}/submitted`, asked at once. A suspended account is
    * answered from its about page alone (Reddit lists nothing for it).
    */
-  async user(params: UserParams, signal?: AbortSignal): Promise<ForumOutcome<UserAnswer>> {
+  async user(params: UserParams, context: CallContext = {}): Promise<ForumOutcome<UserAnswer>> {
+    const signal = context.signal;
     const [about, submitted] = await Promise.all([this.#call(userAboutAdapter, { username: params.username }, signal), this.#call(userSubmittedAdapter, params, signal)]);
     if (about.kind !== 'ok') return settle(about);
     if (about.value.is_suspended) return { kind: 'ok', value: { user: about.value, posts: [], after: null, before: null } };

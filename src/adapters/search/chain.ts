@@ -21,6 +21,7 @@ import type { OutboundClient } from '../../outbound/types.ts';
 import { createUpstreamRunner, describeError, DEFAULT_MAX_UPSTREAM_BYTES, type BrowserSource, type RunOutcome, type UpstreamLogger } from '../kit/runner.ts';
 import { searchCacheKey } from './cache.ts';
 import type { SearchCache } from './cache.ts';
+import type { CallContext } from '../kit/types.ts';
 import { DEFAULT_BASE_URLS, ENGINES, isEngineName } from './engines/index.ts';
 import type { EngineName, SearchEngine, SearchParams, SearchResult } from './types.ts';
 
@@ -76,7 +77,7 @@ export interface SearchChain {
   /** The engines actually in use, in order. */
   readonly engines: readonly EngineName[];
   /** `signal` stops the search (the caller went away): it rejects with the signal's reason. */
-  find(request: SearchRequest, signal?: AbortSignal): Promise<SearchOutcome>;
+  find(request: SearchRequest, context?: CallContext): Promise<SearchOutcome>;
 }
 
 /** A SEARCH_* setting the service cannot start with. */
@@ -228,7 +229,8 @@ export function createSearchChain(options: SearchChainOptions): SearchChain {
     }
   }
 
-  async function find(request: SearchRequest, signal?: AbortSignal): Promise<SearchOutcome> {
+  async function find(request: SearchRequest, context: CallContext = {}): Promise<SearchOutcome> {
+    const signal = context.signal;
     if (!Number.isInteger(request.page) || request.page < 1) throw new RangeError('page must be an integer >= 1');
     if (!Number.isInteger(request.perPage) || request.perPage < 1) throw new RangeError('perPage must be an integer >= 1');
 

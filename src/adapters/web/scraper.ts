@@ -11,7 +11,7 @@
 import { OutboundError, type OutboundClient } from '../../outbound/types.ts';
 import { CaptchaUnsolvedError, type CaptchaSolverFunction } from '../../browser/challenges.ts';
 import type { BrowserSource } from '../kit/runner.ts';
-import type { UpstreamMethod } from '../kit/types.ts';
+import type { CallContext, UpstreamMethod } from '../kit/types.ts';
 import { headerValue } from '../kit/decode.ts';
 import type { DomainBlocklist } from './blocked-domains.ts';
 import { decodePage } from './charset.ts';
@@ -37,7 +37,6 @@ export interface WebRequest {
   proxyCountry?: string;
   format: OutputFormat;
   links: boolean;
-  signal: AbortSignal;
 }
 
 export interface WebPage {
@@ -94,7 +93,7 @@ export interface WebScraper {
   isBlocked(url: string): boolean;
   /** True when `proxy_country` can be honoured (a proxy is configured). */
   readonly geoAvailable: boolean;
-  scrape(request: WebRequest): Promise<WebOutcome>;
+  scrape(request: WebRequest, context: CallContext): Promise<WebOutcome>;
 }
 
 /** Target statuses that are an answer about the page (and charged). */
@@ -127,7 +126,9 @@ export function createWebScraper(settings: WebScraperSettings, deps: WebScraperD
   };
   const checkUrl = (url: URL) => checkHost(url.hostname);
 
-  async function plain(request: WebRequest): Promise<WebOutcome> {
+  type SignalledRequest = WebRequest & { signal: AbortSignal };
+
+  async function plain(request: SignalledRequest): Promise<WebOutcome> {
     const { headers, body } = plainRequestParts(request);
     const response = await outbound.fetch(request.url, {
       method: request.method,
@@ -147,7 +148,7 @@ export function createWebScraper(settings: WebScraperSettings, deps: WebScraperD
     return shape(response.url, response.status, response.headers, content, request);
   }
 
-  async function rendered(request: WebRequest): Promise<WebOutcome> {
+  async function rendered(request: SignalledRequest): Promise<WebOutcome> {
     const pool = await deps.browser();
     if (pool === null) return { kind: 'no_browser' };
     const solver = deps.solver;
@@ -173,7 +174,7 @@ export function createWebScraper(settings: WebScraperSettings, deps: WebScraperD
   }
 
   /** The page as answered: converted to the format asked for, with its links when asked. */
-  async function shape(url: string, status: number, headers: Record<string, string>, content: string, request: WebRequest): Promise<WebOutcome> {
+  async function shape(url: string, status: number, headers: Record<string, string>, content: string, request: SignalledRequest): Promise<WebOutcome> {
     const contentType = headerValue(headers, 'content-type');
     const html = isHtmlType(contentType, content);
     const page: WebPage = { url, status_code: status, headers: returnedResponseHeaders(headers), content };
@@ -202,7 +203,8 @@ export function createWebScraper(settings: WebScraperSettings, deps: WebScraperD
       }
     },
     geoAvailable: settings.proxyConfigured,
-    async scrape(request) {
+    async scrape(sent, context) {
+      const request = { ...sent, signal: context.signal ?? new AbortController().signal };
       // A page that will need a conversion is not fetched when the conversion queue is full.
       if ((request.format !== 'raw' || request.links) && !converter.hasCapacity()) return { kind: 'busy' };
       try {
