@@ -4,6 +4,7 @@
  * and by the integration tests, which run the real server on loopback.
  */
 import { readFileSync } from 'node:fs';
+import { pino } from 'pino';
 import type { Server } from 'node:net';
 import type { Config } from './config.ts';
 import { createPlatformServices, type Services } from './services.ts';
@@ -12,6 +13,7 @@ import { ENDPOINTS } from './endpoints/table.ts';
 import { listenAdminSocket } from './operator/admin-socket.ts';
 import { lockDataDir } from './storage/data-dir-lock.ts';
 import type { Endpoint } from './pipeline/endpoint.ts';
+import type { FastifyBaseLogger } from 'fastify';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
@@ -37,8 +39,19 @@ export interface StartOptions {
   onOwner?(owner: { id: number; token: string; secret_key: string }): void;
 }
 
+/** The service's pino logger: `false` is silent, an object is pino options (with an optional `stream`). */
+function createLogger(config: Config, option: StartOptions['logger']): FastifyBaseLogger {
+  if (option === false) return pino({ level: 'silent' });
+  const { stream, ...settings } = typeof option === 'object' ? (option as { stream?: NodeJS.WritableStream }) : {};
+  const options = { level: config.logLevel, ...settings };
+  return stream ? pino(options, stream as pino.DestinationStream) : pino(options);
+}
+
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
   const embedded = !config.databaseUrl;
+  // One logger for the service and its requests: upstream failures found outside a request (a
+  // circuit opening, Redis going away) land in the same log as the requests' own lines.
+  const logger = createLogger(config, options.logger);
   const unlock = embedded ? lockDataDir(config.dataDir) : () => {};
   let services: Services | undefined;
   let adminSocket: Server | undefined;
@@ -47,7 +60,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   try {
     const progress = options.progress ?? (() => {});
     progress(embedded ? `opening the database in ${config.dataDir} and applying migrations` : 'connecting to PostgreSQL and applying migrations');
-    services = await createPlatformServices(config);
+    services = await createPlatformServices(config, { logger });
     const owner =
       options.bootstrapOwner !== false && (await services.accounts.userCount()) === 0
         ? await services.accounts.createUser({ name: 'Owner', email: config.ownerEmail, isOwner: true })
@@ -55,7 +68,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     // Shown before the server listens and the pools start: whoever sees /health answer has it.
     if (owner) options.onOwner?.(owner);
 
-    const server = await buildServer(services, { endpoints: options.endpoints ?? ENDPOINTS, version: VERSION, logger: options.logger });
+    const server = await buildServer(services, { endpoints: options.endpoints ?? ENDPOINTS, version: VERSION, logger });
     closeHttp = () => server.app.close();
     if (embedded) adminSocket = await listenAdminSocket(services, config.dataDir);
 

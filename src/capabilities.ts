@@ -1,13 +1,12 @@
 /**
- * The capability registry: the heavy parts behind the billed routes (the PDF worker pool, the
+ * The capability registry: the heavy parts behind the billed routes (the PDF worker threads, the
  * OCR engines, the search engine chain, the headless browser pool, the web scraper with its page
- * conversion threads, and the upstream runner the adapters share). Each module says how it reads
+ * conversion processes, and the upstream runtime every upstream call goes through). Each module says how it reads
  * its settings, starts and closes (its `Capability`); this file reads every module's settings at
  * start-up, so a typo stops the start with the variable's name, and starts each one on first use
  * (or when `serve` warms it), so a process only pays for what it uses.
  */
 import type { Redis } from 'ioredis';
-import type { FastifyBaseLogger } from 'fastify';
 import type { Capability } from './core/capability.ts';
 import type { EnvReader } from './core/env.ts';
 import type { Config } from './config.ts';
@@ -16,7 +15,11 @@ import { pdfCapability } from './extract/pdf/capability.ts';
 import type { ImageOcr } from './extract/image/index.ts';
 import { ocrCapability } from './extract/image/capability.ts';
 import { MemorySearchCache, RedisSearchCache, searchCapability, searchWantsBrowser, type SearchChain } from './adapters/search/index.ts';
-import { createUpstreamRunner, type BrowserSource, type UpstreamEvent, type UpstreamRunner } from './adapters/kit/runner.ts';
+import { createUpstreamRuntime, type BrowserSource, type UpstreamRuntime } from './adapters/kit/runtime.ts';
+import { MemoryBreakerStore, RedisBreakerStore } from './adapters/kit/breaker.ts';
+import type { CallContext, CallOutcome, RuntimeEvent, UpstreamLogger } from './adapters/kit/types.ts';
+import { createDocumentFetcher, type DocumentFetcher } from './adapters/document/index.ts';
+import { SOLVER_BALANCE } from './adapters/web/index.ts';
 import { browserCapability, isBrowserAvailable, type BrowserPool } from './browser/index.ts';
 import { webCapability, type WebScraper } from './adapters/web/index.ts';
 import type { OutboundClient } from './outbound/types.ts';
@@ -31,10 +34,12 @@ export interface Capabilities {
   search(): SearchChain;
   /** The shared headless browser pool, or null when no Chromium is installed. */
   browser(): Promise<BrowserPool | null>;
-  /** Generic pages (POST /v1/web): plain HTTP, or the browser with captcha solving; starts the conversion threads. */
+  /** Generic pages (POST /v1/web): plain HTTP, or the browser with captcha solving; starts the conversion processes. */
   web(): WebScraper;
-  /** Runs upstream adapters (forum, microblog, web) through the outbound client or the browser. */
-  upstreams: UpstreamRunner;
+  /** Documents of /v1/pdf and /v1/image, downloaded through the runtime. */
+  documents(): DocumentFetcher;
+  /** The one runtime every upstream call goes through (breaker, retry, logs, metrics). */
+  runtime: UpstreamRuntime;
   /** The forum (Reddit) client behind /v1/forum*: its token and rate-limit budget live here. */
   forum(): ForumClient;
   /** The microblog (X) client and its page tokens. */
@@ -48,9 +53,17 @@ export interface Capabilities {
   started(): boolean;
   /** Queue depth and busy workers of the pools started so far (none is started by asking). */
   poolStats(): PoolStats[];
-  /** Watches every upstream call's verdict (metrics); returns how to stop watching. */
-  observeUpstreams(listener: (event: UpstreamEvent) => void): () => void;
+  /** Watches every upstream call's verdict and every circuit change (metrics, the drift report); returns how to stop watching. */
+  observeUpstreams(listener: (event: RuntimeEvent) => void): () => void;
+  /** One fixed, harmless call per configured upstream (`gleaner upstreams probe`). */
+  probes(): UpstreamProbe[];
   close(): Promise<void>;
+}
+
+export interface UpstreamProbe {
+  upstream: string;
+  operation: string;
+  run(context: CallContext): Promise<CallOutcome<unknown>>;
 }
 
 export interface PoolStats {
@@ -95,7 +108,7 @@ class Lazy<S, I, D> {
 
 export async function createCapabilities(
   config: Config,
-  deps: { outbound: OutboundClient; redis?: Redis; logger?: FastifyBaseLogger; db?: Queryable },
+  deps: { outbound: OutboundClient; redis?: Redis; logger?: UpstreamLogger; db?: Queryable },
 ): Promise<Capabilities> {
   const env = envReader(config.env);
   const pdf = new Lazy(pdfCapability, env, () => undefined);
@@ -109,27 +122,29 @@ export async function createCapabilities(
     ));
   const browserSource: BrowserSource = getBrowser;
 
+  const runtime = createUpstreamRuntime({
+    outbound: deps.outbound,
+    browser: browserSource,
+    logger: deps.logger,
+    // Replicas share one circuit per upstream, so two of them do not both hammer a blocked engine.
+    breaker: { store: deps.redis ? new RedisBreakerStore(deps.redis, config.redisPrefix) : new MemoryBreakerStore() },
+  });
+
   const searchSettings = env.read((reader) => searchCapability.settings(reader));
   // Only look for Chromium at start-up when the engines asked for may need it (Google).
   const hasBrowser = searchWantsBrowser(searchSettings) ? await isBrowserAvailable(browserSettings.executablePath) : false;
   const search = env.read(() =>
     searchCapability.start(searchSettings, {
-      outbound: deps.outbound,
-      browser: hasBrowser ? browserSource : undefined,
+      runtime,
+      hasBrowser,
       cache: deps.redis ? new RedisSearchCache(deps.redis, { prefix: config.redisPrefix }) : new MemorySearchCache(),
       logger: deps.logger,
     }),
   );
-  const upstreamListeners = new Set<(event: UpstreamEvent) => void>();
-  const upstreams = createUpstreamRunner({
-    outbound: deps.outbound,
-    browser: browserSource,
-    logger: deps.logger,
-    observe: (event) => upstreamListeners.forEach((listener) => listener(event)),
-  });
-  const web = new Lazy(webCapability, env, () => ({ outbound: deps.outbound, browser: browserSource }));
-  const forum = new Lazy(forumCapability, env, () => ({ upstreams, logger: deps.logger }));
-  const microblog = new Lazy(xCapability, env, () => ({ runner: upstreams, redis: deps.redis, redisPrefix: config.redisPrefix, db: deps.db }));
+  const web = new Lazy(webCapability, env, () => ({ runtime, browser: browserSource }));
+  const forum = new Lazy(forumCapability, env, () => ({ runtime }));
+  const microblog = new Lazy(xCapability, env, () => ({ runtime, redis: deps.redis, redisPrefix: config.redisPrefix, db: deps.db }));
+  let documents: DocumentFetcher | undefined;
   let warmState: 'never' | 'warming' | 'warm' = 'never';
   let closed = false;
   let startedBrowser: BrowserPool | null = null;
@@ -139,8 +154,9 @@ export async function createCapabilities(
     ocr: () => ocr.get(),
     search: () => search,
     web: () => web.get().scraper,
+    documents: () => (documents ??= createDocumentFetcher(runtime, config.outbound.timeoutMs)),
     browser: getBrowser,
-    upstreams,
+    runtime,
     forum: () => forum.get(),
     microblog: () => microblog.get(),
     async warm(progress = () => {}) {
@@ -184,9 +200,17 @@ export async function createCapabilities(
       }
       return stats;
     },
-    observeUpstreams(listener) {
-      upstreamListeners.add(listener);
-      return () => upstreamListeners.delete(listener);
+    observeUpstreams: (listener) => runtime.observe(listener),
+    probes() {
+      const probes: UpstreamProbe[] = search.probes();
+      probes.push({ upstream: 'reddit', operation: 'listing', run: (context) => forum.get().probe(context) });
+      probes.push(...microblog.get().client.probes());
+      const solver = web.settings.solver;
+      if (solver) {
+        const upstream = runtime.upstream({ timeoutMs: 15_000, baseUrl: solver.url, maxRedirects: 0 });
+        probes.push({ upstream: SOLVER_BALANCE.upstream, operation: SOLVER_BALANCE.operation, run: (context) => upstream.call(SOLVER_BALANCE, { key: solver.key, payload: {} }, context) });
+      }
+      return probes;
     },
     async close() {
       closed = true;

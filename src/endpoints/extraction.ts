@@ -3,7 +3,7 @@ import { httpErrors } from '../core/errors.ts';
 import { boolean, publicAddress, required, string, url, urlPathEndsWith } from '../validation/rules.ts';
 import { defineEndpoint, type Meter } from '../pipeline/endpoint.ts';
 import { ImageResponse, PdfResponse } from './responses.ts';
-import { downloadDocument, MAX_BYTES } from './download.ts';
+import { downloadDocument } from './download.ts';
 import { OcrBusyError, type ImageOcr } from '../extract/image/index.ts';
 import { countCharacters, countWords } from '../extract/pdf/result.ts';
 import { PdfBusyError, type PdfExtractor, type PdfResult } from '../extract/pdf/index.ts';
@@ -60,13 +60,13 @@ export const pdfEndpoint = defineEndpoint({
     },
   },
   errors: [400, 403, 503],
-  async handler({ input, services, signal, meter }) {
+  async handler({ input, services, signal, meter, upstream }) {
     // A balance that cannot pay for one page is told so before the download.
     if ((await meter.affordable()) < 1) throw httpErrors.insufficientCredits();
     const pdf = services.capabilities.pdf();
     // An overloaded server says so before spending a download on a document it would refuse.
     if (!pdf.hasCapacity()) throw httpErrors.busy();
-    const file = await downloadDocument(services.outbound, input.url, MAX_BYTES.pdf, signal);
+    const file = await downloadDocument(services.capabilities.documents(), input.url, 'pdf', upstream);
     const bytes = new Uint8Array(file.buffer, file.byteOffset, file.byteLength);
     const counted = await pdf.count(bytes, signal).catch((error: unknown) => {
       throw error instanceof PdfBusyError ? httpErrors.busy() : error;
@@ -141,8 +141,8 @@ export const imageEndpoint = defineEndpoint({
   history: true,
   success: { status: 200, description: 'The text found.', schema: ImageResponse, example: { text: 'INVOICE\nTotal: 42.00' } },
   errors: [400, 403, 503],
-  async handler({ input, services, signal }) {
-    const file = await downloadDocument(services.outbound, input.url, MAX_BYTES.image, signal);
+  async handler({ input, services, signal, upstream }) {
+    const file = await downloadDocument(services.capabilities.documents(), input.url, 'image', upstream);
     let outcome;
     try {
       outcome = await services.capabilities.ocr().recognize(new Uint8Array(file.buffer, file.byteOffset, file.byteLength), signal);

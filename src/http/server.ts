@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteHandlerMethod } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteHandlerMethod } from 'fastify';
 import { HttpError, MESSAGES } from '../core/errors.ts';
 import { buildOpenApi } from './openapi.ts';
 import { InFlight } from './in-flight.ts';
@@ -23,7 +23,8 @@ export const MALFORMED_BODY: Readonly<Record<string, never>> = Object.freeze({})
 export interface ServerOptions {
   endpoints: readonly Endpoint[];
   version: string;
-  logger?: boolean | object;
+  /** The service's logger; each request logs through a child of it that carries the request id. */
+  logger: FastifyBaseLogger;
 }
 
 export interface GleanerServer {
@@ -38,7 +39,7 @@ export interface GleanerServer {
 export async function buildServer(services: Services, options: ServerOptions): Promise<GleanerServer> {
   const { config } = services;
   const app = Fastify({
-    logger: options.logger ?? { level: config.logLevel },
+    loggerInstance: options.logger,
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
     genReqId: () => randomUUID(),

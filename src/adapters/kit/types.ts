@@ -24,8 +24,10 @@ export interface UpstreamResponse {
   /** The final URL after redirects (a redirect to a captcha page is a block signal). */
   url: string;
   headers: Record<string, string>;
-  /** The body decoded to text by its declared charset. */
-  body: string;
+  /** The body decoded to text by its declared charset (decoded on first read). */
+  readonly body: string;
+  /** The body as it came (a rendered page's HTML in UTF-8), for parsers that sniff bytes; the runtime always sets it. */
+  bytes?: Uint8Array;
 }
 
 /**
@@ -52,7 +54,7 @@ export type ParseOutcome<T> =
  * A call whose caller went away does not end in an outcome: it rejects with the signal's reason.
  */
 export type CallOutcome<T> =
-  | (ParseOutcome<T> & { status?: number })
+  | (ParseOutcome<T> & { status?: number; error?: unknown })
   | { kind: 'timeout'; reason: string; error: unknown; status?: undefined }
   | { kind: 'unreachable'; reason: string; error: unknown; status?: undefined }
   | { kind: 'suspended'; reason: string; status?: undefined };
@@ -119,6 +121,10 @@ export interface Adapter<P, T> {
   operation: string;
   /** Load the request in the headless browser instead of plain HTTP. */
   via?: 'http' | 'browser';
+  /** The upstream's public base URL, when it has one of its own (operators may override it). */
+  baseUrl?: string;
+  /** Safe to send twice even though not a GET (so a retry may repeat it). Default: GET only. */
+  idempotent?: boolean;
   buildRequest(params: P, context: RequestContext): UpstreamRequest;
   parse(response: UpstreamResponse, params: P): ParseOutcome<T>;
 }

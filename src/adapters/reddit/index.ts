@@ -5,7 +5,7 @@
  */
 import type { Capability } from '../../core/capability.ts';
 import { ConfigError } from '../../core/env.ts';
-import type { UpstreamLogger, UpstreamRunner } from '../kit/runner.ts';
+import type { UpstreamRuntime } from '../kit/runtime.ts';
 import { ForumClient } from './client.ts';
 import { DEFAULT_USER_AGENT, type ClientCredentials } from './requests.ts';
 
@@ -30,8 +30,7 @@ export interface ForumSettings {
 }
 
 export interface ForumDeps {
-  upstreams: UpstreamRunner;
-  logger?: UpstreamLogger;
+  runtime: UpstreamRuntime;
 }
 
 export const forumCapability: Capability<ForumSettings, ForumClient, ForumDeps> = {
@@ -51,7 +50,7 @@ export const forumCapability: Capability<ForumSettings, ForumClient, ForumDeps> 
       timeoutMs: env.positiveInteger('REDDIT_TIMEOUT_MS') ?? 15_000,
     };
   },
-  start: (settings, deps) => new ForumClient({ ...settings, runner: deps.upstreams, logger: deps.logger }),
+  start: (settings, deps) => new ForumClient({ ...settings, runtime: deps.runtime }),
   // Nothing to close: connections belong to the outbound client.
   close: async () => {},
 };

@@ -2,7 +2,8 @@
  * Reddit's upstream operations as adapter pairs (request builder + parser), on the paths Reddit
  * serves: with an app-only token, `https://oauth.reddit.com/<path>`; without, the public
  * `https://www.reddit.com/<path>.json`. Every request names the service in its User-Agent and
- * asks for `raw_json=1` (strings unescaped). Pure: the token is handed in.
+ * asks for `raw_json=1` (strings unescaped). Pure: the token is added by the client's auth
+ * interceptor (client.ts), never by an adapter.
  */
 import type { Adapter, UpstreamRequest } from '../kit/types.ts';
 import {
@@ -20,8 +21,8 @@ export const DEFAULT_USER_AGENT = 'server:gleaner:0.1.0 (forum endpoints of the 
 
 /** How one request reaches Reddit. */
 export interface RedditAccess {
-  /** App-only OAuth token; absent: an anonymous `.json` request. */
-  token?: string;
+  /** Through the OAuth API (the token is added by the client's auth interceptor); false: an anonymous `.json` request. */
+  oauth: boolean;
   userAgent: string;
 }
 
@@ -32,12 +33,10 @@ type Query = Record<string, string | number | undefined>;
 
 /** A GET of `path` on the base URL, in the anonymous `.json` form when there is no token. */
 export function redditGet(baseUrl: string, path: string, query: Query, access: RedditAccess): UpstreamRequest {
-  const url = new URL(`${baseUrl.replace(/\/+$/, '')}${path}${access.token ? '' : '.json'}`);
+  const url = new URL(`${baseUrl.replace(/\/+$/, '')}${path}${access.oauth ? '' : '.json'}`);
   url.searchParams.set('raw_json', '1');
   for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, String(value));
-  const headers: Record<string, string> = { 'User-Agent': access.userAgent, Accept: 'application/json' };
-  if (access.token) headers.Authorization = `Bearer ${access.token}`;
-  return { url: url.toString(), method: 'GET', headers };
+  return { url: url.toString(), method: 'GET', headers: { 'User-Agent': access.userAgent, Accept: 'application/json' } };
 }
 
 /** `t=` only means something to the sorts that rank over a time window. */
@@ -120,6 +119,8 @@ export interface ClientCredentials {
 export const tokenAdapter: Adapter<ClientCredentials & { userAgent: string }, { accessToken: string; expiresInSeconds: number }> = {
   upstream: 'reddit',
   operation: 'access_token',
+  // Asking for a token twice is harmless.
+  idempotent: true,
   buildRequest: (p, { baseUrl }) => ({
     url: `${baseUrl.replace(/\/+$/, '')}/api/v1/access_token`,
     method: 'POST',

@@ -7,7 +7,9 @@
  *   results 16–30, upstream pages 2 and 3). They are fetched concurrently and merged in page
  *   order, and the results before the window are skipped. So paging with any `perPage` neither
  *   skips nor repeats results.
- * - A page whose fetch failed (network error, timeout) is tried once more before it counts.
+ * - Pages go through the upstream runtime: a page whose exchange failed on the network is tried
+ *   once more within its deadline, and an engine that answered a block page or kept failing is
+ *   suspended for a while (its circuit is open), so the chain skips it at once.
  * - The first upstream page decides: blocked, a network error or a timeout there moves on to
  *   the next engine (the reason is recorded). A later page of the fan-out that fails is
  *   dropped and the pages that answered are kept.
@@ -17,13 +19,12 @@
  * - After merging and skipping: when the first two results share a URL the first is dropped, then
  *   the list is trimmed to `perPage`.
  */
-import type { OutboundClient } from '../../outbound/types.ts';
-import { createUpstreamRunner, describeError, DEFAULT_MAX_UPSTREAM_BYTES, type BrowserSource, type RunOutcome, type UpstreamLogger } from '../kit/runner.ts';
+import { DEFAULT_MAX_UPSTREAM_BYTES, describeError, type UpstreamRuntime } from '../kit/runtime.ts';
+import type { CallContext, CallOutcome, UpstreamLogger } from '../kit/types.ts';
 import { searchCacheKey } from './cache.ts';
 import type { SearchCache } from './cache.ts';
-import type { CallContext } from '../kit/types.ts';
-import { DEFAULT_BASE_URLS, ENGINES, isEngineName } from './engines/index.ts';
-import type { EngineName, SearchEngine, SearchParams, SearchResult } from './types.ts';
+import { ENGINES, isEngineName, type EngineName } from './engines/index.ts';
+import { SEARCH_PROBE, type SearchEngine, type SearchParams, type SearchResult } from './types.ts';
 
 /** Results per upstream page the chain plans with. */
 export const UPSTREAM_PAGE_SIZE = 10;
@@ -58,19 +59,19 @@ export type SearchLogger = UpstreamLogger;
 export interface SearchChainOptions {
   /** Engine names in the order to try them (SEARCH_ENGINES). */
   engines: readonly string[];
-  fetch: OutboundClient;
-  /** Per-engine base URL; engines not listed use DEFAULT_BASE_URLS. */
+  /** The upstream runtime every engine's pages go through (breaker, retry, logs, metrics). */
+  runtime: UpstreamRuntime;
+  /** Per-engine base URL; engines not listed use their own public one. */
   baseUrls?: Partial<Record<string, string>>;
-  /** Deadline of one upstream request (connect + body). */
+  /** Deadline of one upstream page, its retry included. */
   timeoutMs: number;
   cache?: SearchCache;
   /** SEARCH_CACHE_TTL; required with `cache`. */
   cacheTtlSeconds?: number;
-  /** Renders the pages of engines flagged `needsBrowser`; without it they leave the chain. */
-  browser?: BrowserSource;
+  /** A browser can render the engines whose pages need one (`via: 'browser'`); without it they leave the chain. */
+  hasBrowser?: boolean;
+  /** Where the chain's own decisions are logged when no request logger is given. */
   logger?: SearchLogger;
-  /** Clock for engines whose time filters are dates. */
-  now?: () => Date;
 }
 
 export interface SearchChain {
@@ -78,6 +79,8 @@ export interface SearchChain {
   readonly engines: readonly EngineName[];
   /** `signal` stops the search (the caller went away): it rejects with the signal's reason. */
   find(request: SearchRequest, context?: CallContext): Promise<SearchOutcome>;
+  /** One first page of a harmless query per engine of the chain (`gleaner upstreams probe`). */
+  probes(): Array<{ upstream: string; operation: string; run(context: CallContext): Promise<CallOutcome<unknown>> }>;
 }
 
 /** A SEARCH_* setting the service cannot start with. */
@@ -88,23 +91,26 @@ export class SearchConfigError extends Error {
   }
 }
 
-type PageOutcome = RunOutcome<SearchResult[]>;
+type PageOutcome = CallOutcome<SearchResult[]> | { kind: 'aborted' };
 
 type EngineOutcome =
   | { kind: 'results'; results: SearchResult[] }
   | { kind: 'no_results' }
   | { kind: 'failed'; reason: string };
 
-function resolveEngines(options: SearchChainOptions): SearchEngine[] {
-  const engines: SearchEngine[] = [];
+/** An engine of the chain, under the name it was configured by. */
+type ChainEngine = SearchEngine & { name: EngineName };
+
+function resolveEngines(options: SearchChainOptions): ChainEngine[] {
+  const engines: ChainEngine[] = [];
   for (const name of options.engines) {
     if (!isEngineName(name)) {
       throw new SearchConfigError(`Unknown search engine "${name}" in SEARCH_ENGINES (known: ${Object.keys(ENGINES).join(', ')})`);
     }
-    const engine = ENGINES[name];
-    if (engines.includes(engine)) continue;
-    if (engine.needsBrowser && !options.browser) {
-      options.logger?.warn({ engine: name }, 'search engine needs a browser and none is configured; leaving it out of the chain');
+    if (engines.some((engine) => engine.name === name)) continue;
+    const engine: ChainEngine = { ...ENGINES[name], name };
+    if (engine.via === 'browser' && !options.hasBrowser) {
+      (options.logger ?? options.runtime.log).warn({ engine: name }, 'search engine needs a browser and none is configured; leaving it out of the chain');
       continue;
     }
     engines.push(engine);
@@ -145,45 +151,35 @@ export function upstreamWindow(page: number, perPage: number): { pages: number[]
 export function createSearchChain(options: SearchChainOptions): SearchChain {
   validateOptions(options);
   const engines = resolveEngines(options);
-  const { timeoutMs, cache, logger } = options;
+  const { timeoutMs, cache } = options;
   const cacheTtlSeconds = options.cacheTtlSeconds ?? 0;
-  const now = options.now ?? (() => new Date());
-  // The chain logs its own decisions (which engine failed, what it tried next).
-  const runner = createUpstreamRunner({ outbound: options.fetch, browser: options.browser, logger, now });
+  // Each engine's pages go through the runtime: a page whose exchange failed on the network is
+  // tried once more within its deadline, and an engine that answers a block page is suspended,
+  // so the next request skips it at once instead of waiting for it again.
+  const upstream = options.runtime.upstream({ timeoutMs, maxBytes: MAX_UPSTREAM_BYTES });
 
-  /**
-   * One upstream page, tried twice when the fetch itself failed (a render that timed out under
-   * load, a dropped connection): one slow page must not fail a whole request. A block is not
-   * retried: a captcha does not go away by asking again at once.
-   */
-  async function fetchPage(engine: SearchEngine, params: SearchParams, page: number, signal: AbortSignal): Promise<PageOutcome> {
-    const first = await fetchPageOnce(engine, params, page, signal);
-    if (first.kind !== 'failed' || signal.aborted) return first;
-    return fetchPageOnce(engine, params, page, signal);
+  /** One upstream page. Never rejects: a page abandoned because the chain moved on is `aborted`. */
+  async function fetchPage(engine: ChainEngine, params: SearchParams, page: number, context: CallContext): Promise<PageOutcome> {
+    try {
+      return await upstream.call(engine, { ...params, page }, context, {
+        baseUrl: options.baseUrls?.[engine.name] ?? engine.baseUrl,
+        // Results are localised by the exit's location too; the client ignores this without a proxy.
+        proxyCountry: params.country || undefined,
+      });
+    } catch (error) {
+      if (context.signal?.aborted) return { kind: 'aborted' };
+      throw error;
+    }
   }
 
-  function fetchPageOnce(engine: SearchEngine, params: SearchParams, page: number, signal: AbortSignal): Promise<PageOutcome> {
-    const baseUrl = options.baseUrls?.[engine.name] ?? DEFAULT_BASE_URLS[engine.name];
-    return runner.run(engine.buildRequest(params, page, baseUrl, now()), (response) => engine.parse(response), {
-      upstream: engine.name,
-      operation: 'search',
-      via: engine.needsBrowser ? 'browser' : 'http',
-      timeoutMs,
-      maxBytes: MAX_UPSTREAM_BYTES,
-      // Results are localised by the exit's location too; the client ignores this without a proxy.
-      proxyCountry: params.country || undefined,
-      signal,
-      log: false,
-    });
-  }
-
-  async function searchEngine(engine: SearchEngine, request: SearchRequest, caller?: AbortSignal): Promise<EngineOutcome> {
+  async function searchEngine(engine: ChainEngine, request: SearchRequest, context: CallContext): Promise<EngineOutcome> {
     const { perPage, ...params } = request;
     const { pages, skip } = upstreamWindow(request.page, perPage);
     const abort = new AbortController();
-    const signal = caller ? AbortSignal.any([abort.signal, caller]) : abort.signal;
-    // fetchPage never rejects, so pages left running after an early return cannot go unhandled.
-    const pending = pages.map((page) => fetchPage(engine, params, page, signal));
+    const signal = context.signal ? AbortSignal.any([abort.signal, context.signal]) : abort.signal;
+    const pageContext = { ...context, signal };
+    // fetchPage never rejects on an abort, so pages left running after an early return cannot go unhandled.
+    const pending = pages.map((page) => fetchPage(engine, params, page, pageContext));
 
     const first = await pending[0];
     if (first.kind === 'empty') {
@@ -192,67 +188,72 @@ export function createSearchChain(options: SearchChainOptions): SearchChain {
     }
     if (first.kind !== 'ok') {
       abort.abort();
-      return { kind: 'failed', reason: first.kind === 'not_found' ? 'not found' : first.reason };
+      return { kind: 'failed', reason: first.kind === 'not_found' || first.kind === 'aborted' ? first.kind : `${first.kind}: ${first.reason}` };
     }
 
     const outcomes = await Promise.all(pending);
     const merged: SearchResult[] = [];
-    outcomes.forEach((outcome, index) => {
-      if (outcome.kind === 'ok') {
-        merged.push(...outcome.value);
-      } else if (outcome.kind !== 'empty') {
-        // A later page with no results is the normal end of the list; only failures are news.
-        const reason = outcome.kind === 'not_found' ? 'not found' : outcome.reason;
-        logger?.warn({ engine: engine.name, upstreamPage: pages[index], reason }, 'an additional search page failed; keeping the others');
-      }
-    });
+    for (const outcome of outcomes) {
+      // A later page that failed is dropped (the runtime logged why) and the pages that answered are kept.
+      if (outcome.kind === 'ok') merged.push(...outcome.value);
+    }
     const window = merged.slice(skip);
     // Results there were, all before the window: this page is past the end of the list.
     if (window.length === 0) return { kind: 'no_results' };
     return { kind: 'results', results: dropLeadingDuplicate(window).slice(0, perPage) };
   }
 
-  async function readCache(key: string) {
+  async function readCache(key: string, log: UpstreamLogger) {
     try {
       return await cache?.get(key);
     } catch (error) {
-      logger?.warn({ error: describeError(error) }, 'search cache read failed; searching upstream');
+      log.warn({ err: describeError(error) }, 'search cache read failed; searching upstream');
       return undefined;
     }
   }
 
-  async function writeCache(key: string, results: SearchResult[], engine: EngineName): Promise<void> {
+  async function writeCache(key: string, results: SearchResult[], engine: EngineName, log: UpstreamLogger): Promise<void> {
     try {
       await cache?.set(key, { results, engine }, cacheTtlSeconds);
     } catch (error) {
-      logger?.warn({ error: describeError(error) }, 'search cache write failed');
+      log.warn({ err: describeError(error) }, 'search cache write failed');
     }
   }
 
   async function find(request: SearchRequest, context: CallContext = {}): Promise<SearchOutcome> {
-    const signal = context.signal;
     if (!Number.isInteger(request.page) || request.page < 1) throw new RangeError('page must be an integer >= 1');
     if (!Number.isInteger(request.perPage) || request.perPage < 1) throw new RangeError('perPage must be an integer >= 1');
+    const { signal } = context;
+    const log = context.log ?? options.logger ?? options.runtime.log;
 
     const key = searchCacheKey(request);
-    const cached = await readCache(key);
+    const cached = await readCache(key, log);
     if (cached) return { kind: 'results', results: cached.results, engine: cached.engine };
 
     const attempts: EngineAttempt[] = [];
     for (const engine of engines) {
       signal?.throwIfAborted();
-      const outcome = await searchEngine(engine, request, signal);
+      const outcome = await searchEngine(engine, request, context);
       signal?.throwIfAborted();
       if (outcome.kind === 'results') {
-        await writeCache(key, outcome.results, engine.name);
+        await writeCache(key, outcome.results, engine.name, log);
         return { kind: 'results', results: outcome.results, engine: engine.name };
       }
       if (outcome.kind === 'no_results') return { kind: 'no_results', engine: engine.name };
       attempts.push({ engine: engine.name, reason: outcome.reason });
-      logger?.warn({ engine: engine.name, reason: outcome.reason }, 'search engine failed; trying the next one');
     }
+    log.warn({ requestId: context.requestId, engines: attempts.map((attempt) => `${attempt.engine}: ${attempt.reason.split(':')[0]}`) }, 'no search engine answered');
     return { kind: 'unavailable', attempts };
   }
 
-  return { engines: engines.map((engine) => engine.name), find };
+  return {
+    engines: engines.map((engine) => engine.name),
+    find,
+    probes: () =>
+      engines.map((engine) => ({
+        upstream: engine.upstream,
+        operation: engine.operation,
+        run: (context: CallContext) => upstream.call(engine, SEARCH_PROBE, context, { baseUrl: options.baseUrls?.[engine.name] ?? engine.baseUrl }),
+      })),
+  };
 }

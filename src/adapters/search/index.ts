@@ -3,11 +3,11 @@
  * of its SEARCH_* settings.
  */
 import type { Capability } from '../../core/capability.ts';
-import type { UpstreamLogger, BrowserSource } from '../kit/runner.ts';
-import type { OutboundClient } from '../../outbound/types.ts';
+import type { UpstreamRuntime } from '../kit/runtime.ts';
+import type { UpstreamLogger } from '../kit/types.ts';
 import { createSearchChain, SearchConfigError, defaultSearchEngines, type SearchChain } from './chain.ts';
 import type { SearchCache } from './cache.ts';
-import { ENGINE_NAMES } from './types.ts';
+import { ENGINE_NAMES } from './engines/index.ts';
 
 export {
   DEFAULT_SEARCH_ENGINES,
@@ -27,8 +27,8 @@ export type {
 } from './chain.ts';
 export { MemorySearchCache, RedisSearchCache, searchCacheKey } from './cache.ts';
 export type { CachedSearch, RedisStringClient, SearchCache } from './cache.ts';
-export { DEFAULT_BASE_URLS, ENGINES, isEngineName } from './engines/index.ts';
-export { ENGINE_NAMES, SEARCH_LANGUAGES, TIME_RANGES } from './types.ts';
+export { ENGINES, ENGINE_NAMES, isEngineName } from './engines/index.ts';
+export { SEARCH_LANGUAGES, SEARCH_PROBE, TIME_RANGES, defineEngine } from './types.ts';
 export type {
   EngineName,
   SearchEngine,
@@ -82,9 +82,9 @@ export interface SearchCapabilitySettings {
 }
 
 export interface SearchCapabilityDeps {
-  outbound: OutboundClient;
-  /** Present when a headless browser can render the engines that need one. */
-  browser?: BrowserSource;
+  runtime: UpstreamRuntime;
+  /** A headless browser can render the engines that need one. */
+  hasBrowser: boolean;
   /** Present when SEARCH_CACHE_TTL turns the cache on. */
   cache?: SearchCache;
   logger?: UpstreamLogger;
@@ -109,13 +109,13 @@ export const searchCapability: Capability<SearchCapabilitySettings, SearchChain,
   },
   start: (settings, deps) =>
     createSearchChain({
-      engines: settings.engines.length > 0 ? settings.engines : defaultSearchEngines(deps.browser !== undefined),
-      fetch: deps.outbound,
+      engines: settings.engines.length > 0 ? settings.engines : defaultSearchEngines(deps.hasBrowser),
+      runtime: deps.runtime,
+      hasBrowser: deps.hasBrowser,
       baseUrls: settings.baseUrls,
       timeoutMs: settings.timeoutMs,
       cacheTtlSeconds: settings.cacheTtlSeconds,
       cache: settings.cacheTtlSeconds > 0 ? deps.cache : undefined,
-      browser: deps.browser,
       logger: deps.logger,
     }),
   close: async () => {},

@@ -2,9 +2,10 @@
  * Types shared by the search engine adapters and the chain that drives them. An engine is an
  * adapter of the kit (../kit/types.ts): a pure `buildRequest` / `parse` pair; the chain runs it.
  */
-import type { ParseOutcome, UpstreamRequest, UpstreamResponse } from '../kit/types.ts';
+import type { Adapter, ParseOutcome, RequestContext, UpstreamRequest, UpstreamResponse } from '../kit/types.ts';
 
 export type { UpstreamRequest, UpstreamResponse } from '../kit/types.ts';
+export type { EngineName } from './engines/index.ts';
 
 export const SEARCH_LANGUAGES = ['en', 'es', 'fr', 'de', 'it', 'pt', 'ja', 'ko', 'zh', 'ar', 'hi', 'ru', 'tr', 'ur'] as const;
 export type SearchLanguage = (typeof SEARCH_LANGUAGES)[number];
@@ -12,15 +13,15 @@ export type SearchLanguage = (typeof SEARCH_LANGUAGES)[number];
 export const TIME_RANGES = ['hour', 'day', 'week', 'month', 'year'] as const;
 export type TimeRange = (typeof TIME_RANGES)[number];
 
-export const ENGINE_NAMES = ['google', 'bing', 'duckduckgo', 'brave', 'mojeek', 'startpage'] as const;
-export type EngineName = (typeof ENGINE_NAMES)[number];
-
 export interface SearchParams {
   query: string;
   /** Lowercase ISO 3166-1 alpha-2 code, e.g. "us". */
   country: string;
   language: SearchLanguage;
-  /** The user's page (>= 1); the chain maps it onto upstream pages of 10 results. */
+  /**
+   * The page: for the chain, the user's page (>= 1); for an engine, the upstream page of
+   * (nominally) 10 results, 1-based, which the chain maps the user's page onto.
+   */
   page: number;
   timeRange?: TimeRange;
 }
@@ -36,14 +37,24 @@ export interface SearchResult {
 /** What a results page came to: `ok` with results, `empty` (the engine's own "no results"), or `blocked`. */
 export type SerpOutcome = Extract<ParseOutcome<SearchResult[]>, { kind: 'ok' | 'empty' | 'blocked' }>;
 
-export interface SearchEngine {
-  name: EngineName;
-  /** The engine only answers a JavaScript-capable browser (the chain loads it there). */
-  needsBrowser: boolean;
-  /**
-   * `page` is the upstream page of (nominally) 10 results, 1-based. `now` only feeds engines
-   * whose time filters are absolute dates; it defaults to the current time.
-   */
-  buildRequest(params: SearchParams, page: number, baseUrl: string, now?: Date): UpstreamRequest;
+/** One search engine: an adapter like any other, whose parameters carry the upstream page. */
+export interface SearchEngine extends Adapter<SearchParams, SearchResult[]> {
+  /** The engine's name in SEARCH_ENGINES, logs and metrics (its upstream). */
+  readonly name: string;
+  readonly baseUrl: string;
   parse(response: UpstreamResponse): SerpOutcome;
+}
+
+/** The harmless query `gleaner upstreams probe` asks every engine. */
+export const SEARCH_PROBE: SearchParams = { query: 'weather', country: 'us', language: 'en', page: 1 };
+
+/** An engine from its pure pair: `name`, whether only a browser gets its pages, its public base URL. */
+export function defineEngine(engine: {
+  name: string;
+  via: 'http' | 'browser';
+  baseUrl: string;
+  buildRequest(params: SearchParams, context: RequestContext): UpstreamRequest;
+  parse(response: UpstreamResponse): SerpOutcome;
+}): SearchEngine {
+  return { ...engine, upstream: engine.name, operation: 'search' };
 }

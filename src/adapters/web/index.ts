@@ -6,23 +6,22 @@
  */
 import type { Capability } from '../../core/capability.ts';
 import { ConfigError } from '../../core/env.ts';
-import type { OutboundClient } from '../../outbound/types.ts';
-import type { BrowserSource } from '../kit/runner.ts';
+import type { BrowserSource, UpstreamRuntime } from '../kit/runtime.ts';
 import { createDomainBlocklist } from './blocked-domains.ts';
 import { createWebScraper, type WebScraper, type WebScraperSettings } from './scraper.ts';
 import { createPageConverter, MIN_CONVERTER_HEAP_MB, PAGE_CONVERTER_DEFAULTS, type PageConverter } from './converter.ts';
 import { createCaptchaSolver, SOLVER_FLAVORS, type CaptchaSolverSettings, type SolverFlavor } from './solver.ts';
 
 export { createDomainBlocklist, canonicalHostname, DEFAULT_BLOCKED_DOMAINS, type DomainBlocklist } from './blocked-domains.ts';
-export { createWebScraper, isChargeableStatus, MAX_PAGE_BYTES, MAX_REDIRECTS, plainRequestParts } from './scraper.ts';
-export type { WebOutcome, WebPage, WebRequest, WebScraper, WebScraperSettings } from './scraper.ts';
+export { createWebScraper, isChargeableStatus, MAX_PAGE_BYTES, MAX_REDIRECTS, parseFetchedPage, plainRequestParts, webPageAdapter, webRenderAdapter } from './scraper.ts';
+export type { FetchedPage, WebOutcome, WebPage, WebRequest, WebScraper, WebScraperSettings } from './scraper.ts';
 export { OUTPUT_FORMATS, convertPage, extractLinks, renderContent, type ConvertedPage, type OutputFormat } from './formats.ts';
 export { createPageConverter, inlineConverter, PAGE_CONVERTER_DEFAULTS } from './converter.ts';
 export type { ConvertOutcome, ConvertTask, PageConverter, PageConverterOptions } from './converter.ts';
 export { decodePage } from './charset.ts';
 export { isWebContent } from './content-type.ts';
 export { isHeaderObject, forwardableRequestHeaders } from './headers.ts';
-export { captchaTask, createCaptchaSolver, CaptchaSolverError, type CaptchaSolverSettings } from './solver.ts';
+export { captchaTask, createCaptchaSolver, CaptchaSolverError, parseSolverAnswer, solverAdapter, SOLVER_BALANCE, type CaptchaSolver, type CaptchaSolverSettings } from './solver.ts';
 
 export const WEB_DEFAULTS = {
   timeoutMs: 30_000,
@@ -53,7 +52,7 @@ export interface WebService {
 }
 
 export interface WebDeps {
-  outbound: OutboundClient;
+  runtime: UpstreamRuntime;
   browser: BrowserSource;
 }
 
@@ -105,10 +104,10 @@ export const webCapability: Capability<WebSettings, WebService, WebDeps> = {
   start(settings, deps) {
     const converter = createPageConverter(settings.conversion);
     const scraper = createWebScraper(settings, {
-      outbound: deps.outbound,
+      runtime: deps.runtime,
       browser: deps.browser,
       blocklist: createDomainBlocklist(settings.blockedDomains),
-      solver: settings.solver ? createCaptchaSolver(settings.solver, deps.outbound) : undefined,
+      solver: settings.solver ? createCaptchaSolver(settings.solver, deps.runtime) : undefined,
       converter,
     });
     return { scraper, converter };

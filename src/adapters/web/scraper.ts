@@ -8,10 +8,10 @@
  * first URL and on each redirect hop (`checkUrl`), the browser on every main-frame navigation and,
  * at its guard proxy, on every request the page makes (`checkHost`).
  */
-import { OutboundError, type OutboundClient } from '../../outbound/types.ts';
-import { CaptchaUnsolvedError, type CaptchaSolverFunction } from '../../browser/challenges.ts';
-import type { BrowserSource } from '../kit/runner.ts';
-import type { CallContext, UpstreamMethod } from '../kit/types.ts';
+import { OutboundError } from '../../outbound/types.ts';
+import { CaptchaUnsolvedError } from '../../browser/challenges.ts';
+import type { BrowserSource, UpstreamRuntime } from '../kit/runtime.ts';
+import type { Adapter, CallContext, CallOutcome, ParseOutcome, UpstreamMethod, UpstreamResponse } from '../kit/types.ts';
 import { headerValue } from '../kit/decode.ts';
 import type { DomainBlocklist } from './blocked-domains.ts';
 import { decodePage } from './charset.ts';
@@ -19,7 +19,7 @@ import { isHtmlType, isWebContent } from './content-type.ts';
 import type { OutputFormat } from './formats.ts';
 import { inlineConverter, type PageConverter } from './converter.ts';
 import { forwardableRequestHeaders, returnedResponseHeaders } from './headers.ts';
-import { CaptchaSolverError } from './solver.ts';
+import { CaptchaSolverError, type CaptchaSolver } from './solver.ts';
 
 /** The page cap: 10 MB of decoded bytes (docs/spec/contract.md §6). */
 export const MAX_PAGE_BYTES = 10 * 1024 * 1024;
@@ -76,11 +76,12 @@ export interface WebScraperSettings {
 }
 
 export interface WebScraperDeps {
-  outbound: OutboundClient;
+  runtime: UpstreamRuntime;
+  /** Whether a browser can render (`bypass_captcha`); the render itself goes through the runtime. */
   browser: BrowserSource;
   blocklist: DomainBlocklist;
   /** Undefined when no solver is configured: a captcha then fails the request. */
-  solver?: CaptchaSolverFunction;
+  solver?: CaptchaSolver;
   /**
    * Where Markdown, text and links are made: the service passes its process pool. Without one,
    * pages are converted on the calling thread (tests and tools), which blocks it meanwhile.
@@ -118,63 +119,73 @@ export function plainRequestParts(request: Pick<WebRequest, 'headers' | 'body'>)
   return { headers, body: JSON.stringify(request.body) };
 }
 
+/** What the target answered, before any conversion: a page, or something that is not one. */
+export type FetchedPage =
+  | { kind: 'page'; url: string; status: number; headers: Record<string, string>; content: string }
+  | { kind: 'not_a_page'; contentType: string | undefined };
+
+/**
+ * The target's answer, read: a status that is no answer about the page (anything but 2xx, 404,
+ * 410) is the site refusing or failing (`blocked`, with its status); a body that is no web page
+ * (a PDF, an image) is said so; a page is decoded as browsers do (plain HTTP) or taken as the
+ * browser serialised it.
+ */
+export function parseFetchedPage(response: UpstreamResponse, via: 'http' | 'browser'): ParseOutcome<FetchedPage> {
+  // The runtime adds the status to every outcome but `ok`.
+  if (!isChargeableStatus(response.status)) return { kind: 'blocked', reason: `the target answered ${response.status}` };
+  const contentType = headerValue(response.headers, 'content-type');
+  const bytes = response.bytes ?? Buffer.from(response.body, 'utf8');
+  if (!isWebContent(contentType, bytes.subarray(0, 1024))) return { kind: 'ok', value: { kind: 'not_a_page', contentType } };
+  const content = via === 'browser' ? response.body : decodePage(bytes, contentType).text;
+  return { kind: 'ok', value: { kind: 'page', url: response.url, status: response.status, headers: response.headers, content } };
+}
+
+/** A page with plain HTTP: the caller's method, headers (the unsafe ones dropped) and body. */
+export const webPageAdapter: Adapter<WebRequest, FetchedPage> = {
+  upstream: 'web',
+  operation: 'page',
+  buildRequest: (request) => ({ url: request.url, method: request.method, ...plainRequestParts(request) }),
+  parse: (response) => parseFetchedPage(response, 'http'),
+};
+
+/** A page rendered in the headless browser, past interstitials and captchas. */
+export const webRenderAdapter: Adapter<WebRequest, FetchedPage> = {
+  upstream: 'web',
+  operation: 'render',
+  via: 'browser',
+  buildRequest: (request) => ({ url: request.url, method: 'GET', headers: {} }),
+  parse: (response) => parseFetchedPage(response, 'browser'),
+};
+
 export function createWebScraper(settings: WebScraperSettings, deps: WebScraperDeps): WebScraper {
-  const { outbound, blocklist } = deps;
+  const { blocklist } = deps;
   const converter = deps.converter ?? inlineConverter;
   const checkHost = (hostname: string) => {
     if (blocklist.isBlocked(hostname)) throw new BlockedDomainError(hostname);
   };
   const checkUrl = (url: URL) => checkHost(url.hostname);
+  // Arbitrary sites: a user's request is neither retried nor suspended (one site refusing says nothing of another).
+  const plain = deps.runtime.upstream({ timeoutMs: settings.timeoutMs, maxBytes: MAX_PAGE_BYTES, maxRedirects: MAX_REDIRECTS, checkUrl, retry: false, breaker: false });
+  const rendered = deps.runtime.upstream({ timeoutMs: settings.browserTimeoutMs, maxBytes: MAX_PAGE_BYTES, checkUrl, checkHost, retry: false, breaker: false });
 
-  type SignalledRequest = WebRequest & { signal: AbortSignal };
-
-  async function plain(request: SignalledRequest): Promise<WebOutcome> {
-    const { headers, body } = plainRequestParts(request);
-    const response = await outbound.fetch(request.url, {
-      method: request.method,
-      headers,
-      body,
-      maxBytes: MAX_PAGE_BYTES,
-      maxRedirects: MAX_REDIRECTS,
-      timeoutMs: settings.timeoutMs,
-      proxyCountry: request.proxyCountry,
-      checkUrl,
-      signal: request.signal,
-    });
-    if (!isChargeableStatus(response.status)) return { kind: 'status', status: response.status };
-    const contentType = headerValue(response.headers, 'content-type');
-    if (!isWebContent(contentType, response.body.subarray(0, 1024))) return { kind: 'not_a_page', contentType };
-    const content = decodePage(response.body, contentType).text;
-    return shape(response.url, response.status, response.headers, content, request);
-  }
-
-  async function rendered(request: SignalledRequest): Promise<WebOutcome> {
-    const pool = await deps.browser();
-    if (pool === null) return { kind: 'no_browser' };
+  async function fetch(request: WebRequest, context: CallContext): Promise<CallOutcome<FetchedPage> | { kind: 'no_browser' }> {
+    if (!request.browser) return plain.call(webPageAdapter, request, context, { proxyCountry: request.proxyCountry });
+    if ((await deps.browser()) === null) return { kind: 'no_browser' };
     const solver = deps.solver;
-    const page = await pool.fetchPage({
-      url: request.url,
-      timeoutMs: settings.browserTimeoutMs,
-      maxBytes: MAX_PAGE_BYTES,
-      checkUrl,
-      checkHost,
-      signal: request.signal,
+    return rendered.call(webRenderAdapter, request, context, {
       render: {
         waitForChallenges: true,
         solveCaptcha: async (widget, signal) => {
           if (solver === undefined) throw new CaptchaSolverError('No captcha solver is configured (CAPTCHA_SOLVER_URL, CAPTCHA_SOLVER_KEY)');
-          return solver(widget, signal);
+          return solver(widget, { ...context, signal });
         },
       },
     });
-    if (!isChargeableStatus(page.status)) return { kind: 'status', status: page.status };
-    const contentType = headerValue(page.headers, 'content-type');
-    if (!isWebContent(contentType, Buffer.from(page.body.slice(0, 1024)))) return { kind: 'not_a_page', contentType };
-    return shape(page.url, page.status, page.headers, page.body, request);
   }
 
   /** The page as answered: converted to the format asked for, with its links when asked. */
-  async function shape(url: string, status: number, headers: Record<string, string>, content: string, request: SignalledRequest): Promise<WebOutcome> {
+  async function shape(fetched: Extract<FetchedPage, { kind: 'page' }>, request: WebRequest, signal: AbortSignal | undefined): Promise<WebOutcome> {
+    const { url, status, headers, content } = fetched;
     const contentType = headerValue(headers, 'content-type');
     const html = isHtmlType(contentType, content);
     const page: WebPage = { url, status_code: status, headers: returnedResponseHeaders(headers), content };
@@ -182,7 +193,7 @@ export function createWebScraper(settings: WebScraperSettings, deps: WebScraperD
     const format = html ? request.format : 'raw';
     const links = html && request.links;
     if (format !== 'raw' || links) {
-      const converted = await converter.convert({ html: content, pageUrl: url, format, links }, request.signal);
+      const converted = await converter.convert({ html: content, pageUrl: url, format, links }, signal ?? new AbortController().signal);
       if (converted.kind === 'queue_full') return { kind: 'busy' };
       if (converted.kind !== 'ok') {
         return { kind: 'not_converted', what: format === 'raw' ? 'links' : format, reason: converted.kind };
@@ -203,31 +214,34 @@ export function createWebScraper(settings: WebScraperSettings, deps: WebScraperD
       }
     },
     geoAvailable: settings.proxyConfigured,
-    async scrape(sent, context) {
-      const request = { ...sent, signal: context.signal ?? new AbortController().signal };
+    async scrape(request, context) {
       // A page that will need a conversion is not fetched when the conversion queue is full.
       if ((request.format !== 'raw' || request.links) && !converter.hasCapacity()) return { kind: 'busy' };
-      try {
-        return await (request.browser ? rendered(request) : plain(request));
-      } catch (error) {
-        if (request.signal.aborted) throw error;
-        return failure(error);
-      }
+      const outcome = await fetch(request, context);
+      if (outcome.kind === 'ok') return outcome.value.kind === 'page' ? shape(outcome.value, request, context.signal) : { kind: 'not_a_page', contentType: outcome.value.contentType };
+      return failure(outcome);
     },
   };
 }
 
-function failure(error: unknown): WebOutcome {
-  if (error instanceof CaptchaUnsolvedError) return { kind: 'captcha_unsolved', reason: error.message };
-  if (!(error instanceof OutboundError)) throw error;
-  switch (error.code) {
-    case 'blocked_host':
-      return { kind: 'blocked_domain', url: error.url };
-    case 'blocked_address':
-      return { kind: 'private_address', url: error.url };
-    case 'too_large':
-      return { kind: 'too_large' };
-    default:
-      return { kind: 'unreachable', reason: `${error.code}: ${error.message}` };
+/** What a call that brought no page comes to. */
+function failure(outcome: Exclude<CallOutcome<FetchedPage>, { kind: 'ok' }> | { kind: 'no_browser' }): WebOutcome {
+  if (outcome.kind === 'blocked') {
+    if (outcome.error instanceof CaptchaUnsolvedError) return { kind: 'captcha_unsolved', reason: outcome.error.message };
+    if (outcome.status !== undefined) return { kind: 'status', status: outcome.status };
+    return { kind: 'unreachable', reason: outcome.reason };
   }
+  if (outcome.kind === 'unreachable' || outcome.kind === 'timeout') {
+    const error: unknown = outcome.error;
+    if (error instanceof OutboundError) {
+      if (error.code === 'blocked_host') return { kind: 'blocked_domain', url: error.url };
+      if (error.code === 'blocked_address') return { kind: 'private_address', url: error.url };
+      if (error.code === 'too_large') return { kind: 'too_large' };
+    }
+    return { kind: 'unreachable', reason: outcome.reason };
+  }
+  if (outcome.kind === 'empty' || outcome.kind === 'not_found' || outcome.kind === 'changed' || outcome.kind === 'suspended') {
+    return { kind: 'unreachable', reason: 'reason' in outcome && outcome.reason ? outcome.reason : outcome.kind };
+  }
+  return outcome;
 }

@@ -4,11 +4,15 @@
  * `{errorId: 0, taskId}`; POST `<url>/getTaskResult` with `{clientKey, taskId}` answers
  * `{status: "processing"}` until `{status: "ready", solution: {gRecaptchaResponse | token}}`.
  * A non-zero `errorId` is a failure (`errorCode`, `errorDescription`). Calls go through the
- * outbound client like every other request of the service.
+ * upstream runtime like every other upstream call of the service (upstream `captcha-solver`).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { CaptchaKind, CaptchaSolverFunction, CaptchaWidget } from '../../browser/challenges.ts';
-import type { OutboundClient } from '../../outbound/types.ts';
+import type { CaptchaKind, CaptchaWidget } from '../../browser/challenges.ts';
+import type { UpstreamRuntime } from '../kit/runtime.ts';
+import type { Adapter, CallContext, ParseOutcome, UpstreamResponse } from '../kit/types.ts';
+
+/** Solves one widget for a request: its signal, logger and id come with it. */
+export type CaptchaSolver = (widget: CaptchaWidget, context: CallContext & { signal: AbortSignal }) => Promise<string>;
 
 /** Task type names: 2Captcha and Anti-Captcha use one set, CapSolver its own. */
 export const SOLVER_FLAVORS = ['anticaptcha', 'capsolver'] as const;
@@ -81,38 +85,65 @@ export function captchaTask(widget: CaptchaWidget, flavor: SolverFlavor): Record
   return task;
 }
 
-/** A solver function for the browser pool, bound to the settings and the outbound client. */
-export function createCaptchaSolver(settings: CaptchaSolverSettings, outbound: OutboundClient): CaptchaSolverFunction {
-  const base = settings.url.endsWith('/') ? settings.url : `${settings.url}/`;
+type SolverMethod = 'createTask' | 'getTaskResult' | 'getBalance';
 
-  async function call(method: 'createTask' | 'getTaskResult', payload: Record<string, unknown>, deadline: number, signal: AbortSignal): Promise<Record<string, unknown>> {
-    const response = await outbound.fetch(new URL(method, base).href, {
+/**
+ * The service's answer, read: a JSON object is an answer (its `errorId` is the solver's business,
+ * told by the caller); a non-2xx status without one is the service refusing us; anything else is
+ * not the protocol.
+ */
+export function parseSolverAnswer(response: UpstreamResponse): ParseOutcome<Record<string, unknown>> {
+  let answer: unknown;
+  try {
+    answer = JSON.parse(response.body);
+  } catch {
+    return response.status >= 200 && response.status < 300 ? { kind: 'changed', reason: 'an answer that is not JSON' } : { kind: 'blocked', reason: `answered ${response.status}` };
+  }
+  if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) return { kind: 'changed', reason: 'an answer that is not a JSON object' };
+  const fields = answer as Record<string, unknown>;
+  if ((response.status < 200 || response.status >= 300) && (fields.errorId === undefined || fields.errorId === 0)) return { kind: 'blocked', reason: `answered ${response.status}` };
+  return { kind: 'ok', value: fields };
+}
+
+/** One method of the createTask protocol as an adapter (POST `<url>/<method>` with the key). */
+export function solverAdapter(method: SolverMethod): Adapter<{ key: string; payload: Record<string, unknown> }, Record<string, unknown>> {
+  return {
+    upstream: 'captcha-solver',
+    operation: method,
+    // Asking for a result or the balance twice changes nothing; creating a task twice pays twice.
+    idempotent: method !== 'createTask',
+    buildRequest: ({ key, payload }, { baseUrl }) => ({
+      url: new URL(method, baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`).href,
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({ clientKey: settings.key, ...payload }),
-      maxBytes: MAX_SOLVER_ANSWER_BYTES,
-      maxRedirects: 0,
-      timeoutMs: Math.max(1, Math.min(CALL_TIMEOUT_MS, deadline - Date.now())),
-      signal,
-    });
-    let answer: unknown;
-    try {
-      answer = JSON.parse(response.body.toString('utf8'));
-    } catch {
-      throw new CaptchaSolverError(`${method} answered ${response.status} with a body that is not JSON`);
-    }
-    if (typeof answer !== 'object' || answer === null) throw new CaptchaSolverError(`${method} answered ${response.status} without an object`);
-    const fields = answer as Record<string, unknown>;
+      body: JSON.stringify({ clientKey: key, ...payload }),
+    }),
+    parse: (response) => parseSolverAnswer(response),
+  };
+}
+
+const CREATE_TASK = solverAdapter('createTask');
+const GET_TASK_RESULT = solverAdapter('getTaskResult');
+export const SOLVER_BALANCE = solverAdapter('getBalance');
+
+/** A solver for the browser pool's pages, bound to the settings and the runtime. */
+export function createCaptchaSolver(settings: CaptchaSolverSettings, runtime: UpstreamRuntime): CaptchaSolver {
+  const upstream = runtime.upstream({ timeoutMs: CALL_TIMEOUT_MS, baseUrl: settings.url, maxBytes: MAX_SOLVER_ANSWER_BYTES, maxRedirects: 0 });
+
+  async function call(adapter: Adapter<{ key: string; payload: Record<string, unknown> }, Record<string, unknown>>, payload: Record<string, unknown>, deadline: number, context: CallContext): Promise<Record<string, unknown>> {
+    const outcome = await upstream.call(adapter, { key: settings.key, payload }, context, { timeoutMs: Math.max(1, Math.min(CALL_TIMEOUT_MS, deadline - Date.now())) });
+    if (outcome.kind !== 'ok') throw new CaptchaSolverError(`${adapter.operation} failed: ${outcome.kind}${'reason' in outcome && outcome.reason ? ` (${outcome.reason})` : ''}`);
+    const fields = outcome.value;
     if (fields.errorId !== undefined && fields.errorId !== 0) {
-      throw new CaptchaSolverError(`${method} failed: ${String(fields.errorCode ?? fields.errorId)} ${String(fields.errorDescription ?? '')}`.trim());
+      throw new CaptchaSolverError(`${adapter.operation} failed: ${String(fields.errorCode ?? fields.errorId)} ${String(fields.errorDescription ?? '')}`.trim());
     }
-    if (response.status < 200 || response.status >= 300) throw new CaptchaSolverError(`${method} answered ${response.status}`);
     return fields;
   }
 
-  return async function solve(widget, signal) {
+  return async function solve(widget, context) {
+    const { signal } = context;
     const deadline = Date.now() + settings.timeoutMs;
-    const created = await call('createTask', { task: captchaTask(widget, settings.flavor) }, deadline, signal);
+    const created = await call(CREATE_TASK, { task: captchaTask(widget, settings.flavor) }, deadline, context);
     const taskId = created.taskId;
     if (typeof taskId !== 'string' && typeof taskId !== 'number') throw new CaptchaSolverError('createTask answered without a taskId');
     for (;;) {
@@ -120,7 +151,7 @@ export function createCaptchaSolver(settings: CaptchaSolverSettings, outbound: O
       if (wait <= 0) throw new CaptchaSolverError(`No solution within ${settings.timeoutMs} ms`);
       await sleep(wait, undefined, { signal });
       if (Date.now() >= deadline) throw new CaptchaSolverError(`No solution within ${settings.timeoutMs} ms`);
-      const result = await call('getTaskResult', { taskId }, deadline, signal);
+      const result = await call(GET_TASK_RESULT, { taskId }, deadline, context);
       if (result.status === 'processing' || result.status === 'idle') continue;
       if (result.status !== 'ready') throw new CaptchaSolverError(`getTaskResult answered the status "${String(result.status)}"`);
       const solution = (result.solution ?? {}) as Record<string, unknown>;

@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import type { Capability } from '../../core/capability.ts';
 import { ConfigError } from '../../core/env.ts';
 import type { Queryable } from '../../storage/db.ts';
-import type { UpstreamRunner } from '../kit/runner.ts';
+import type { UpstreamRuntime } from '../kit/runtime.ts';
 import { AccountPool, MemoryPoolState, RedisPoolState, type PoolRedisClient } from './accounts.ts';
 import { XClient } from './client.ts';
 import { DEFAULT_X_CONFIG_FILE, parseXConfig, type XConfig } from './config.ts';
@@ -40,7 +40,7 @@ export interface XSettings {
 }
 
 export interface XDeps {
-  runner: UpstreamRunner;
+  runtime: UpstreamRuntime;
   /** Present with REDIS_URL: the session pool's state is shared by every replica. */
   redis?: PoolRedisClient;
   redisPrefix: string;
@@ -106,7 +106,7 @@ export const xCapability: Capability<XSettings, Microblog, XDeps> = {
       return secret;
     };
     return {
-      client: new XClient({ config: settings.config, runner: deps.runner, pool, baseUrls: settings.baseUrls, timeoutMs: settings.timeoutMs }),
+      client: new XClient({ config: settings.config, runtime: deps.runtime, pool, baseUrls: settings.baseUrls, timeoutMs: settings.timeoutMs }),
       pageTokens: new PageTokens(pageSecret),
     };
   },

@@ -6,7 +6,7 @@
  * (cookies `auth_token` and `ct0`, with `ct0` echoed in `x-csrf-token`).
  */
 import { buildUrl, cookieHeader } from '../kit/request.ts';
-import type { UpstreamRequest } from '../kit/types.ts';
+import type { Adapter, ParseOutcome, UpstreamRequest, UpstreamResponse } from '../kit/types.ts';
 import type { XConfig } from './config.ts';
 import type { XOperation } from './types.ts';
 
@@ -15,8 +15,6 @@ export interface XSession {
   authToken: string;
   ct0: string;
 }
-
-export type XAuth = { kind: 'guest'; guestToken: string } | { kind: 'session'; session: XSession };
 
 function baseHeaders(config: XConfig): Record<string, string> {
   return {
@@ -30,27 +28,63 @@ function baseHeaders(config: XConfig): Record<string, string> {
   };
 }
 
-export function graphqlRequest(config: XConfig, baseUrl: string, operation: XOperation, variables: Record<string, unknown>, auth: XAuth): UpstreamRequest {
+/** A GraphQL GET without its credential: the client's interceptors add a guest token or a session. */
+export function graphqlRequest(config: XConfig, baseUrl: string, operation: XOperation, variables: Record<string, unknown>): UpstreamRequest {
   const op = config.operations[operation];
   const url = buildUrl(baseUrl, `i/api/graphql/${op.queryId}/${operation}`, {
     variables: JSON.stringify({ ...op.variables, ...variables }),
     features: JSON.stringify(op.features),
     fieldToggles: Object.keys(op.fieldToggles).length > 0 ? JSON.stringify(op.fieldToggles) : undefined,
   });
-  const headers = baseHeaders(config);
-  if (auth.kind === 'guest') {
-    headers['x-guest-token'] = auth.guestToken;
-  } else {
-    headers['x-twitter-auth-type'] = 'OAuth2Session';
-    headers['x-csrf-token'] = auth.session.ct0;
-    headers.cookie = cookieHeader({ auth_token: auth.session.authToken, ct0: auth.session.ct0 });
-  }
-  return { url, method: 'GET', headers };
+  return { url, method: 'GET', headers: baseHeaders(config) };
+}
+
+/** The request, sent with a guest token. */
+export function withGuestToken(request: UpstreamRequest, guestToken: string): UpstreamRequest {
+  return { ...request, headers: { ...request.headers, 'x-guest-token': guestToken } };
+}
+
+/** The request, sent as a logged-in session (`ct0` echoed in `x-csrf-token`). */
+export function withSession(request: UpstreamRequest, session: XSession): UpstreamRequest {
+  return {
+    ...request,
+    headers: {
+      ...request.headers,
+      'x-twitter-auth-type': 'OAuth2Session',
+      'x-csrf-token': session.ct0,
+      cookie: cookieHeader({ auth_token: session.authToken, ct0: session.ct0 }),
+    },
+  };
+}
+
+/** One GraphQL operation as an adapter; `parse` reads its `data`. */
+export function graphqlAdapter<T>(config: XConfig, operation: XOperation, parse: (response: UpstreamResponse) => ParseOutcome<T>): Adapter<{ variables: Record<string, unknown> }, T> {
+  return {
+    upstream: 'x',
+    operation,
+    buildRequest: ({ variables }, { baseUrl }) => graphqlRequest(config, baseUrl, operation, variables),
+    parse: (response) => parse(response),
+  };
 }
 
 /** POST /1.1/guest/activate.json on the API host, with the public bearer token. */
 export function guestActivationRequest(config: XConfig, apiBaseUrl: string): UpstreamRequest {
   return { url: buildUrl(apiBaseUrl, '1.1/guest/activate.json', {}), method: 'POST', headers: baseHeaders(config), body: '' };
+}
+
+/** POST /1.1/guest/activate.json as an adapter: the token, or `blocked` when X gives none. */
+export function guestActivationAdapter(config: XConfig): Adapter<Record<string, never>, string> {
+  return {
+    upstream: 'x',
+    operation: 'guest/activate',
+    // Activating twice only wastes a token.
+    idempotent: true,
+    buildRequest: (_params, { baseUrl }) => guestActivationRequest(config, baseUrl),
+    parse: (response) => {
+      const token = readGuestToken(response.status, response.body);
+      return token ? { kind: 'ok', value: token } : { kind: 'blocked', reason: `guest token activation answered ${response.status}` };
+    },
+  };
 }
 
 /** The guest token out of activate.json's answer, or null. */

@@ -6,7 +6,9 @@
  * Time: `filters=ex1:"ez1|ez2|ez3"` (day/week/month), a custom day range `ez5_<from>_<to>`
  * for a year; Bing has no past-hour filter, so hour uses the past day.
  */
-import type { SerpOutcome, SearchEngine, SearchParams, SearchResult, TimeRange, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import type { SerpOutcome, SearchParams, SearchResult, TimeRange, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import { defineEngine } from '../types.ts';
+import type { RequestContext } from '../../kit/types.ts';
 import { pageTextReader, resolveLink, textOf, textOfFirst } from '../../kit/html.ts';
 import { buildUrl, cookieHeader } from '../../kit/request.ts';
 import { browserHeaders, epochDay, isEngineUrl, openPage, pageVerdict, pushResult } from './serp.ts';
@@ -31,7 +33,8 @@ function timeFilter(range: TimeRange | undefined, now: Date): string | undefined
   }
 }
 
-function buildRequest(params: SearchParams, page: number, baseUrl: string, now: Date = new Date()): UpstreamRequest {
+function buildRequest(params: SearchParams, { baseUrl, now }: RequestContext): UpstreamRequest {
+  const page = params.page;
   const market = `${params.language}-${params.country.toUpperCase()}`;
   const url = buildUrl(baseUrl, 'search', {
     q: params.query,
@@ -99,4 +102,4 @@ function parse(response: UpstreamResponse): SerpOutcome {
   });
 }
 
-export const bing: SearchEngine = { name: 'bing', needsBrowser: false, buildRequest, parse };
+export const bing = defineEngine({ name: 'bing', via: 'http', baseUrl: 'https://www.bing.com', buildRequest, parse });

@@ -7,7 +7,9 @@
  * results, more than the chain's nominal 10 (the chain trims). Time: `tf` = pd/pw/pm/py; Brave
  * has no past-hour filter, so hour uses the past day.
  */
-import type { SerpOutcome, SearchEngine, SearchParams, SearchResult, TimeRange, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import type { SerpOutcome, SearchParams, SearchResult, TimeRange, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import { defineEngine } from '../types.ts';
+import type { RequestContext } from '../../kit/types.ts';
 import { findFirst, pageTextReader, resolveLink, textOf, textOfFirst } from '../../kit/html.ts';
 import { buildUrl, cookieHeader } from '../../kit/request.ts';
 import { browserHeaders, openPage, pageVerdict, pushResult } from './serp.ts';
@@ -28,7 +30,8 @@ function timeFilter(range: TimeRange | undefined): string | undefined {
   }
 }
 
-function buildRequest(params: SearchParams, page: number, baseUrl: string): UpstreamRequest {
+function buildRequest(params: SearchParams, { baseUrl }: RequestContext): UpstreamRequest {
+  const page = params.page;
   return {
     url: buildUrl(baseUrl, 'search', {
       q: params.query,
@@ -90,4 +93,4 @@ function parse(response: UpstreamResponse): SerpOutcome {
   });
 }
 
-export const brave: SearchEngine = { name: 'brave', needsBrowser: false, buildRequest, parse };
+export const brave = defineEngine({ name: 'brave', via: 'http', baseUrl: 'https://search.brave.com', buildRequest, parse });

@@ -10,7 +10,9 @@
  * costs a few lines and lets the same adapter read either page.
  */
 import type { CheerioAPI } from 'cheerio';
-import type { SerpOutcome, SearchEngine, SearchLanguage, SearchParams, SearchResult, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import type { SerpOutcome, SearchLanguage, SearchParams, SearchResult, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import { defineEngine } from '../types.ts';
+import type { RequestContext } from '../../kit/types.ts';
 import { pageTextReader, resolveLink, textOf } from '../../kit/html.ts';
 import { buildUrl, cookieHeader, formBody } from '../../kit/request.ts';
 import { browserHeaders, isEngineUrl, letterTimeFilter, openPage, pageVerdict, pushResult } from './serp.ts';
@@ -40,7 +42,8 @@ export function regionCode(country: string, language: SearchLanguage): string {
   return language === 'ar' ? 'xa-ar' : 'wt-wt';
 }
 
-function buildRequest(params: SearchParams, page: number, baseUrl: string): UpstreamRequest {
+function buildRequest(params: SearchParams, { baseUrl }: RequestContext): UpstreamRequest {
+  const page = params.page;
   const kl = regionCode(params.country, params.language);
   const df = letterTimeFilter(params.timeRange);
   const offset = (page - 1) * 10;
@@ -147,4 +150,4 @@ function parse(response: UpstreamResponse): SerpOutcome {
   });
 }
 
-export const duckduckgo: SearchEngine = { name: 'duckduckgo', needsBrowser: false, buildRequest, parse };
+export const duckduckgo = defineEngine({ name: 'duckduckgo', via: 'http', baseUrl: 'https://html.duckduckgo.com', buildRequest, parse });

@@ -1,6 +1,6 @@
 /**
  * Google web search (www.google.com/search). Google answers plain HTTP clients with a page
- * that needs JavaScript, so the chain only uses this engine through a browser (`needsBrowser`);
+ * that needs JavaScript, so the chain only uses this engine through a browser (`via: 'browser'`);
  * the parser reads the rendered desktop page and the older JavaScript-free layout alike.
  *
  * Locale: `hl` (interface, "<lang>-<COUNTRY>"), `gl` (country), `lr` (result language).
@@ -10,7 +10,9 @@
  */
 import type { Cheerio, CheerioAPI } from 'cheerio';
 import type { AnyNode } from 'domhandler';
-import type { SerpOutcome, SearchEngine, SearchParams, SearchResult, TimeRange, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import type { SerpOutcome, SearchParams, SearchResult, TimeRange, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import { defineEngine } from '../types.ts';
+import type { RequestContext } from '../../kit/types.ts';
 import { pageTextReader, resolveLink, textOf, textOfFirst } from '../../kit/html.ts';
 import { buildUrl } from '../../kit/request.ts';
 import { browserHeaders, isEngineUrl, openPage, pageVerdict, pushResult } from './serp.ts';
@@ -22,7 +24,8 @@ function resultLanguage(params: SearchParams): string {
   return params.country === 'tw' || params.country === 'hk' ? 'lang_zh-TW' : 'lang_zh-CN';
 }
 
-function buildRequest(params: SearchParams, page: number, baseUrl: string): UpstreamRequest {
+function buildRequest(params: SearchParams, { baseUrl }: RequestContext): UpstreamRequest {
+  const page = params.page;
   return {
     url: buildUrl(baseUrl, 'search', {
       q: params.query,
@@ -153,4 +156,4 @@ function blockReason($: CheerioAPI, response: UpstreamResponse, pageText: () => 
   return undefined;
 }
 
-export const google: SearchEngine = { name: 'google', needsBrowser: true, buildRequest, parse };
+export const google = defineEngine({ name: 'google', via: 'browser', baseUrl: 'https://www.google.com', buildRequest, parse });

@@ -1,5 +1,8 @@
-/** The engine adapters by name, and the public base URL each one talks to by default. */
-import type { EngineName, SearchEngine } from '../types.ts';
+/**
+ * The engine adapters by name: the one list an engine is added to (docs/adding-an-upstream.md).
+ * Engine names, SEARCH_ENGINES' vocabulary and the UPSTREAM_<ENGINE>_URL variables derive from it.
+ */
+import type { SearchEngine } from '../types.ts';
 import { bing } from './bing.ts';
 import { brave } from './brave.ts';
 import { duckduckgo } from './duckduckgo.ts';
@@ -7,16 +10,11 @@ import { google } from './google.ts';
 import { mojeek } from './mojeek.ts';
 import { startpage } from './startpage.ts';
 
-export const ENGINES: Record<EngineName, SearchEngine> = { google, bing, duckduckgo, brave, mojeek, startpage };
+export const ENGINES = { google, bing, duckduckgo, brave, mojeek, startpage } as const satisfies Record<string, SearchEngine>;
 
-export const DEFAULT_BASE_URLS: Record<EngineName, string> = {
-  google: 'https://www.google.com',
-  bing: 'https://www.bing.com',
-  duckduckgo: 'https://html.duckduckgo.com',
-  brave: 'https://search.brave.com',
-  mojeek: 'https://www.mojeek.com',
-  startpage: 'https://www.startpage.com',
-};
+export type EngineName = keyof typeof ENGINES;
+
+export const ENGINE_NAMES = Object.keys(ENGINES) as EngineName[];
 
 export function isEngineName(name: string): name is EngineName {
   return Object.hasOwn(ENGINES, name);

@@ -6,7 +6,9 @@
  * site sets. Paging: `s` = 1-based index of the first result (the site's "Next" links use
  * s=11, s=21...). Time: `since` = YYYYMMDD; the finest unit is a day, so hour uses yesterday.
  */
-import type { SerpOutcome, SearchEngine, SearchParams, SearchResult, TimeRange, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import type { SerpOutcome, SearchParams, SearchResult, TimeRange, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import { defineEngine } from '../types.ts';
+import type { RequestContext } from '../../kit/types.ts';
 import { pageTextReader, resolveLink, textOf, textOfFirst } from '../../kit/html.ts';
 import { buildUrl, cookieHeader } from '../../kit/request.ts';
 import { browserHeaders, openPage, pageVerdict, pushResult } from './serp.ts';
@@ -29,7 +31,8 @@ export function sinceDate(range: TimeRange, now: Date): string {
   return since.toISOString().slice(0, 10).replaceAll('-', '');
 }
 
-function buildRequest(params: SearchParams, page: number, baseUrl: string, now: Date = new Date()): UpstreamRequest {
+function buildRequest(params: SearchParams, { baseUrl, now }: RequestContext): UpstreamRequest {
+  const page = params.page;
   const region = REGION_ALIASES[params.country] ?? params.country;
   return {
     url: buildUrl(baseUrl, 'search', {
@@ -75,4 +78,4 @@ function parse(response: UpstreamResponse): SerpOutcome {
   });
 }
 
-export const mojeek: SearchEngine = { name: 'mojeek', needsBrowser: false, buildRequest, parse };
+export const mojeek = defineEngine({ name: 'mojeek', via: 'http', baseUrl: 'https://www.mojeek.com', buildRequest, parse });

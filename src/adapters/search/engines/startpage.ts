@@ -11,7 +11,9 @@
  * The site's form also carries an `sc` code scraped from its home page; an adapter request is
  * a single stateless request, so it goes without (Startpage answers such requests).
  */
-import type { SerpOutcome, SearchEngine, SearchLanguage, SearchParams, SearchResult, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import type { SerpOutcome, SearchLanguage, SearchParams, SearchResult, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import { defineEngine } from '../types.ts';
+import type { RequestContext } from '../../kit/types.ts';
 import { resolveLink, textOf, textOfFirst } from '../../kit/html.ts';
 import { buildUrl, cookieHeader, formBody } from '../../kit/request.ts';
 import { browserHeaders, isEngineUrl, letterTimeFilter, openPage, pageVerdict, pushResult } from './serp.ts';
@@ -71,7 +73,8 @@ function preferencesCookie(languageName: string, region: string): string {
     .join('N1N');
 }
 
-function buildRequest(params: SearchParams, page: number, baseUrl: string): UpstreamRequest {
+function buildRequest(params: SearchParams, { baseUrl }: RequestContext): UpstreamRequest {
+  const page = params.page;
   const languageName = LANGUAGE_NAMES[params.language];
   const region = regionCode(params.language, params.country);
   const origin = new URL(baseUrl).origin;
@@ -138,4 +141,4 @@ function parse(response: UpstreamResponse): SerpOutcome {
   });
 }
 
-export const startpage: SearchEngine = { name: 'startpage', needsBrowser: false, buildRequest, parse };
+export const startpage = defineEngine({ name: 'startpage', via: 'http', baseUrl: 'https://www.startpage.com', buildRequest, parse });
