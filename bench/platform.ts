@@ -152,7 +152,9 @@ async function startServer(script: string, args: string[], env: Record<string, s
     lines.on('line', (line) => {
       if (line.startsWith('LISTENING ')) resolve(line.slice('LISTENING '.length).trim());
     });
-    exited.then((code) => reject(new Error(`the ${name} server exited with code ${code} before listening`)));
+    // `exited` only ever resolves (from the 'exit' event), so this chain cannot reject; and once
+    // the URL is known the late reject is a no-op. Nothing to wait for.
+    void exited.then((code) => reject(new Error(`the ${name} server exited with code ${code} before listening`)));
   });
   return {
     url,
@@ -172,7 +174,13 @@ async function serveBare(): Promise<void> {
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   process.stdout.write(`LISTENING ${address}\n`);
   process.once('SIGTERM', () => {
-    app.close().then(() => process.exit(0));
+    app.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error('closing the bare server failed:', error);
+        process.exit(1);
+      },
+    );
   });
 }
 

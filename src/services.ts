@@ -3,18 +3,20 @@
  * Routes reach the database, the network and the balances only through these objects.
  */
 import type { Redis } from 'ioredis';
+import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './storage/db.ts';
 import { migrate } from './storage/migrate.ts';
 import { AccountStore, TOKEN_REVOKED_CHANNEL } from './accounts/store.ts';
 import { CreditLedger } from './credits/ledger.ts';
-import { Prices } from './credits/prices.ts';
+import { Prices, seedPrices } from './credits/prices.ts';
 import { HistoryStore } from './history/store.ts';
 import { MemoryThrottleStore, RedisThrottleStore, type ThrottleStore } from './throttle/limiter.ts';
 import type { ClosableOutboundClient } from './outbound/client.ts';
 import { outboundCapability } from './outbound/config.ts';
 import { createCapabilities, type Capabilities } from './capabilities.ts';
 import type { OperationStores } from './operations/index.ts';
+import { UpstreamReportStore } from './upstream-report/store.ts';
 
 export interface Services {
   config: Config;
@@ -31,10 +33,12 @@ export interface Services {
   capabilities: Capabilities;
   /** The stores the operator's operations (src/operations) work on: the admin API's only way to money. */
   operations: OperationStores;
+  /** Every upstream call and circuit change, merged into the database every few seconds (GET /admin/upstreams). */
+  upstreamReport: UpstreamReportStore;
   close(): Promise<void>;
 }
 
-export async function createPlatformServices(config: Config, options: { migrate?: boolean; listen?: boolean } = {}): Promise<Services> {
+export async function createPlatformServices(config: Config, options: { migrate?: boolean; listen?: boolean; logger?: FastifyBaseLogger } = {}): Promise<Services> {
   // What has been opened so far, closed in reverse if a later step fails: a start that fails
   // (a bad setting, an unreachable Redis) must not leave a connection that keeps the process alive.
   const opened: Array<() => Promise<void> | void> = [];
@@ -49,7 +53,10 @@ export async function createPlatformServices(config: Config, options: { migrate?
   try {
     const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
     opened.push(() => db.close());
-    if (options.migrate !== false) await migrate(db);
+    if (options.migrate !== false) await migrate(db).then(() => seedPrices(db));
+    // Closed (its last flush) after the capabilities stop calling upstreams, before the database.
+    const upstreamReport = new UpstreamReportStore(db, { logger: options.logger });
+    opened.push(() => upstreamReport.close());
     const accounts = new AccountStore(db, { tokenCacheMs: config.tokenCacheMs });
     const ledger = new CreditLedger(db, { holdTtlSeconds: config.holdTtlSeconds });
     opened.push(() => ledger.stop());
@@ -62,9 +69,18 @@ export async function createPlatformServices(config: Config, options: { migrate?
     if (config.redisUrl) {
       const { Redis } = await import('ioredis');
       const client = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: true });
-      // A lost connection is retried by ioredis and reported by the commands that fail meanwhile;
-      // without a listener each reconnection attempt would also be an "Unhandled error event".
-      client.on('error', () => {});
+      // A lost connection is retried by ioredis; each failure is logged (at most once every 10 s
+      // while it lasts), never swallowed. Without a listener it would be an "Unhandled error event".
+      let lastWarning = 0;
+      client.on('error', (error: Error) => {
+        if (Date.now() - lastWarning < 10_000) return;
+        lastWarning = Date.now();
+        options.logger?.error({ err: error.message }, 'Redis connection error (ioredis retries)');
+      });
+      client.on('ready', () => {
+        if (lastWarning > 0) options.logger?.warn({}, 'Redis connection restored');
+        lastWarning = 0;
+      });
       opened.push(() => client.disconnect());
       await client.connect();
       redis = client;
@@ -73,8 +89,9 @@ export async function createPlatformServices(config: Config, options: { migrate?
     opened.push(() => throttleStore.close());
     const outbound = outboundCapability.start(config.outbound);
     opened.push(() => outboundCapability.close(outbound));
-    const capabilities = await createCapabilities(config, { outbound, redis, db });
+    const capabilities = await createCapabilities(config, { outbound, redis, db, logger: options.logger });
     opened.push(() => capabilities.close());
+    opened.push(capabilities.observeUpstreams((event) => upstreamReport.record(event)));
     const prices = new Prices(db);
     return {
       config,
@@ -83,6 +100,7 @@ export async function createPlatformServices(config: Config, options: { migrate?
       ledger,
       prices,
       operations: { db, accounts, ledger, prices },
+      upstreamReport,
       history: new HistoryStore(db),
       throttle: throttleStore,
       redis,

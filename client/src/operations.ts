@@ -47,6 +47,12 @@ export const OPERATIONS = {
     "input": "query",
     "pathParams": []
   },
+  "getAdminUpstreams": {
+    "method": "GET",
+    "path": "/admin/upstreams",
+    "input": "query",
+    "pathParams": []
+  },
   "getAdminUsers": {
     "method": "GET",
     "path": "/admin/users",

@@ -137,6 +137,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/upstreams": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Upstream drift report
+         * @description Per upstream, its circuit breaker; per operation on it, the last verdicts, the calls per verdict over the last hour and day, and the last `changed` (the parser cannot read the answer: the upstream changed) and `blocked` (refused) calls. Merged from every server process, a few seconds behind. A query field is refused (422): the report takes none.
+         */
+        get: operations["getAdminUpstreams"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/users": {
         parameters: {
             query?: never;
@@ -1393,6 +1413,200 @@ export interface operations {
                     /**
                      * @example {
                      *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    getAdminUpstreams: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report, upstreams and operations by name. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "generated_at": "2026-11-22T10:15:30.123000Z",
+                     *         "upstreams": [
+                     *           {
+                     *             "upstream": "bing",
+                     *             "circuit": {
+                     *               "state": "open",
+                     *               "open_until": "2026-11-22T10:16:00.000000Z",
+                     *               "trips": 2,
+                     *               "since": "2026-11-22T10:15:00.000000Z"
+                     *             },
+                     *             "operations": [
+                     *               {
+                     *                 "upstream": "bing",
+                     *                 "operation": "search",
+                     *                 "last_verdicts": [
+                     *                   {
+                     *                     "at": "2026-11-22T10:14:59.500000Z",
+                     *                     "verdict": "blocked",
+                     *                     "status": 429,
+                     *                     "duration_ms": 312
+                     *                   },
+                     *                   {
+                     *                     "at": "2026-11-22T10:14:02.100000Z",
+                     *                     "verdict": "ok",
+                     *                     "status": 200,
+                     *                     "duration_ms": 840
+                     *                   }
+                     *                 ],
+                     *                 "last_hour": {
+                     *                   "ok": 41,
+                     *                   "blocked": 3
+                     *                 },
+                     *                 "last_day": {
+                     *                   "ok": 977,
+                     *                   "blocked": 3,
+                     *                   "changed": 1
+                     *                 },
+                     *                 "last_changed": {
+                     *                   "at": "2026-11-21T18:02:11.000000Z",
+                     *                   "status": 200
+                     *                 },
+                     *                 "last_blocked": {
+                     *                   "at": "2026-11-22T10:14:59.500000Z",
+                     *                   "status": 429
+                     *                 },
+                     *                 "last_seen": "2026-11-22T10:14:59.500000Z"
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /**
+                             * @description ISO 8601 UTC with microseconds.
+                             * @example 2026-11-22T10:15:30.123000Z
+                             */
+                            generated_at: string;
+                            upstreams: {
+                                /** @description As of the last change any server process reported. */
+                                circuit: {
+                                    open_until: string | null;
+                                    /** @description When it took this state; null when no change was reported lately. */
+                                    since: string | null;
+                                    /** @description `open`: calls are skipped until `open_until`; `half_open`: the next call is a probe that decides (an `open` circuit past its `open_until` shows as `half_open`). */
+                                    state: "closed" | "open" | "half_open";
+                                    /** @description Times in a row it opened; 0 once closed. */
+                                    trips: number;
+                                };
+                                operations: {
+                                    /** @description The last call that came back `blocked`; null when none was recorded. */
+                                    last_blocked: {
+                                        /**
+                                         * @description ISO 8601 UTC with microseconds.
+                                         * @example 2026-11-22T10:15:30.123000Z
+                                         */
+                                        at: string;
+                                        /** @description The upstream's HTTP status; null when no answer came. */
+                                        status: number | null;
+                                    } | null;
+                                    /** @description The last call that came back `changed`; null when none was recorded. */
+                                    last_changed: {
+                                        /**
+                                         * @description ISO 8601 UTC with microseconds.
+                                         * @example 2026-11-22T10:15:30.123000Z
+                                         */
+                                        at: string;
+                                        /** @description The upstream's HTTP status; null when no answer came. */
+                                        status: number | null;
+                                    } | null;
+                                    /** @description Calls per verdict in the 5-minute buckets that started within the last 24 hours; verdicts without calls are left out. */
+                                    last_day: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description Calls per verdict in the 5-minute buckets that started within the last hour; verdicts without calls are left out. */
+                                    last_hour: {
+                                        [key: string]: number;
+                                    };
+                                    /**
+                                     * @description ISO 8601 UTC with microseconds.
+                                     * @example 2026-11-22T10:15:30.123000Z
+                                     */
+                                    last_seen: string;
+                                    /** @description Newest first, at most 20. */
+                                    last_verdicts: {
+                                        /**
+                                         * @description ISO 8601 UTC with microseconds.
+                                         * @example 2026-11-22T10:15:30.123000Z
+                                         */
+                                        at: string;
+                                        duration_ms: number;
+                                        /** @description The upstream's HTTP status; null when no answer came. */
+                                        status: number | null;
+                                        /** @description ok, empty, not_found, blocked, changed, timeout, unreachable or suspended. */
+                                        verdict: string;
+                                    }[];
+                                    operation: string;
+                                    upstream: string;
+                                }[];
+                                upstream: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token is not an owner account's. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This action is unauthorized."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

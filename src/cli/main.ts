@@ -14,7 +14,7 @@ import { openDatabase } from '../storage/db.ts';
 import { migrate } from '../storage/migrate.ts';
 import { AccountStore } from '../accounts/store.ts';
 import { CreditLedger } from '../credits/ledger.ts';
-import { Prices } from '../credits/prices.ts';
+import { Prices, seedPrices } from '../credits/prices.ts';
 
 // The HTTP server (and everything it serves) is loaded only by `serve`, so operator commands
 // start quickly.
@@ -66,7 +66,7 @@ async function serve(): Promise<void> {
 async function openStorage(config: Config, options: { migrate: boolean }): Promise<OperatorServices & { close(): Promise<void> }> {
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
-    if (options.migrate) await migrate(db);
+    if (options.migrate) await migrate(db).then(() => seedPrices(db));
   } catch (error) {
     await db.close().catch(() => {});
     throw error;
@@ -120,6 +120,16 @@ async function operator(argv: string[]): Promise<unknown> {
   }
 }
 
+/** `gleaner upstreams probe`: exit 0 when every upstream answered `ok`, 1 otherwise (for cron). */
+async function probe(args: string[], json: boolean): Promise<number> {
+  const unknown = args.filter((arg) => arg !== '--json');
+  if (unknown.length > 0) throw new UsageError(`Unknown option for upstreams probe: ${unknown.join(' ')}`);
+  const { probeUpstreams } = await import('../operator/probe.ts');
+  const results = await probeUpstreams(loadConfig());
+  print(results, json);
+  return results.every((result) => result.verdict === 'ok') ? 0 : 1;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const json = argv.includes('--json');
   try {
@@ -131,6 +141,7 @@ export async function main(argv: string[]): Promise<number> {
       await serve();
       return -1; // keeps running
     }
+    if (argv[0] === 'upstreams' && argv[1] === 'probe') return await probe(argv.slice(2), json);
     print(await operator(argv), json);
     return 0;
   } catch (error) {

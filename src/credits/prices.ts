@@ -2,22 +2,48 @@
  * The price table lives in the database (table `prices`) so the operator can change it without a
  * release. Reads are served from memory and refreshed every few seconds, which keeps the hot
  * path free of an extra query; every process converges within `refreshMs` of a change.
+ *
+ * Which operations exist, and what each costs until the operator says otherwise, is declared once
+ * here (`OPERATION_DEFAULTS`); `seedPrices` adds what the table lacks after every migration run.
  */
 import type { Database } from '../storage/db.ts';
 
-export type Operation =
-  | 'search'
-  | 'pdf_page'
-  | 'image'
-  | 'web'
-  | 'web_geo'
-  | 'web_browser'
-  | 'forum'
-  | 'mb_tweet'
-  | 'mb_legacy'
-  | 'mb_user'
-  | 'mb_search'
-  | 'mb_user_tweets';
+/**
+ * Every billed operation with its default price in credits. A row's `billing.operation` is typed
+ * against these keys; a new operation is one line here, and the next start (or `gleaner migrate`)
+ * adds it to the price table. Changing a default here never changes a price already in a table.
+ */
+export const OPERATION_DEFAULTS = {
+  search: 3,
+  pdf_page: 1,
+  image: 3,
+  web: 1,
+  web_geo: 5,
+  web_browser: 5,
+  forum: 3,
+  mb_tweet: 3,
+  mb_legacy: 3,
+  mb_user: 3,
+  mb_search: 10,
+  mb_user_tweets: 10,
+} as const satisfies Record<string, number>;
+
+export type Operation = keyof typeof OPERATION_DEFAULTS;
+
+/**
+ * Adds every operation the price table lacks, at its default; a price already there (the operator's
+ * or an earlier default) is kept. Run right after migrations. Answers the operations added.
+ */
+export async function seedPrices(db: Database, defaults: Readonly<Record<string, number>> = OPERATION_DEFAULTS): Promise<string[]> {
+  const entries = Object.entries(defaults);
+  if (entries.length === 0) return [];
+  const values = entries.map((_, i) => `($${2 * i + 1}, $${2 * i + 2})`).join(', ');
+  const rows = await db.query<{ operation: string }>(
+    `INSERT INTO prices (operation, credits) VALUES ${values} ON CONFLICT (operation) DO NOTHING RETURNING operation`,
+    entries.flat(),
+  );
+  return rows.map((row) => row.operation);
+}
 
 export type PriceTable = Readonly<Record<string, number>>;
 

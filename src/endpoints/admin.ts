@@ -10,12 +10,12 @@
  */
 import { HttpError, httpErrors, type FieldErrors } from '../core/errors.ts';
 import { custom, email, integer, isBlank, max, min, oneOf, required, string } from '../validation/rules.ts';
-import { attributeName, type Field } from '../validation/schema.ts';
+import { attributeName, field, type Fields, type InputOf } from '../validation/schema.ts';
 import { PRODUCTS } from '../credits/products.ts';
 import { PLANS } from '../credits/plans.ts';
 import * as operations from '../operations/index.ts';
 import { OperationError, type OperationStores } from '../operations/index.ts';
-import type { Endpoint, EndpointContext, EndpointResult, HttpMethod } from '../pipeline/endpoint.ts';
+import { defineEndpoint, type Endpoint, type HttpMethod } from '../pipeline/endpoint.ts';
 
 const { MAX_AMOUNT, MAX_ID, MAX_PRICE, MAX_TEXT_LENGTH, MIN_BALANCE, MIN_GRANT, MIN_PRICE, STRIPE_CUSTOMER, STRIPE_CUSTOMER_EXAMPLE, DEFAULT_TOKEN_NAME } = operations.rules;
 
@@ -26,14 +26,16 @@ const { MAX_AMOUNT, MAX_ID, MAX_PRICE, MAX_TEXT_LENGTH, MIN_BALANCE, MIN_GRANT, 
 const filled = () =>
   custom('filled', (value) => value === undefined || !isBlank(value), (attr) => `The ${attr} field must have a value.`, { implicit: true, needsValid: false });
 
-const id = (description: string, example: number): Field => ({ in: 'path', rules: [required(), integer(), min(1), max(MAX_ID)], description, example });
+const id = (description: string, example: number) => field({ in: 'path', rules: [required(), integer(), min(1), max(MAX_ID)], description, example });
 const userParam = id('User id.', 2);
 const tokenParam = id('Token id (the part before `|`).', 8);
-const productField = (where?: 'path'): Field => ({ ...(where ? { in: where } : {}), rules: [required(), string(), oneOf(PRODUCTS)], example: 'scraping' });
-const amountField = (least: number, example: number): Field => ({ rules: [required(), integer(), min(least), max(MAX_AMOUNT)], example });
+const productRules = [required(), string(), oneOf(PRODUCTS)] as const;
+const productField = field({ rules: productRules, example: 'scraping' });
+const productParam = field({ in: 'path', rules: productRules, example: 'scraping' });
+const amountField = (least: number, example: number) => field({ rules: [required(), integer(), min(least), max(MAX_AMOUNT)], example });
 /** Optional filters of operations that otherwise act on every user. */
-const userFilter: Field = { rules: [filled(), integer(), min(1), max(MAX_ID)], description: 'Only this user (leave it out for every user).', example: 2 };
-const productFilter: Field = { rules: [filled(), string(), oneOf(PRODUCTS)], description: 'Only this product (leave it out for every product).', example: 'scraping' };
+const userFilter = field({ rules: [filled(), integer(), min(1), max(MAX_ID)], description: 'Only this user (leave it out for every user).', example: 2 });
+const productFilter = field({ rules: [filled(), string(), oneOf(PRODUCTS)], description: 'Only this product (leave it out for every product).', example: 'scraping' });
 
 /** The HTTP form of an operation's failure. */
 function toHttpError(error: OperationError): HttpError {
@@ -49,7 +51,7 @@ function toHttpError(error: OperationError): HttpError {
 }
 
 /** Fields a request sent that the route does not take (`_method` is the method override's). */
-function prohibitUnknownFields(fields: Record<string, Field>) {
+function prohibitUnknownFields(fields: Fields) {
   return async ({ input }: { input: Record<string, unknown> }, errors: FieldErrors) => {
     for (const name of Object.keys(input)) {
       if (name in fields || name === '_method') continue;
@@ -58,13 +60,17 @@ function prohibitUnknownFields(fields: Record<string, Field>) {
   };
 }
 
-function admin<I>(row: {
+/**
+ * One admin row, declared with `defineEndpoint` so that its handler's input is typed from its
+ * fields, answered by an operation whose failures become HTTP answers.
+ */
+function admin<const F extends Fields>(row: {
   method: HttpMethod;
   path: string;
   summary: string;
   description?: string;
   input?: 'body' | 'query';
-  fields?: Record<string, Field>;
+  fields: F;
   /**
    * The route answers or changes many rows (a list, the audit, renewal): a field it does not take
    * is refused (422 "The … field is prohibited.") rather than ignored, since an ignored filter
@@ -74,12 +80,11 @@ function admin<I>(row: {
   status?: number;
   example?: unknown;
   errors?: number[];
-  handler(context: { input: I; stores: OperationStores }): Promise<unknown>;
+  handler(context: { input: InputOf<F>; stores: OperationStores }): Promise<unknown>;
 }): Endpoint {
   const status = row.status ?? 200;
-  const fields = row.fields ?? {};
   const input = row.input ?? (row.method === 'GET' || row.method === 'DELETE' ? 'query' : 'body');
-  return {
+  return defineEndpoint<F>({
     method: row.method,
     path: row.path,
     summary: row.summary,
@@ -88,20 +93,20 @@ function admin<I>(row: {
     input,
     // A body that is not a JSON object is refused, never read as "no fields" (which means "every user" to renewal).
     objectBody: input === 'body',
-    schema: { fields },
+    schema: { fields: row.fields },
     access: 'owner',
     history: false,
     success: { status, description: row.summary, example: row.example },
     errors: row.errors,
-    ...(row.manyRows ? { afterValidation: prohibitUnknownFields(fields) } : {}),
-    async handler(context: EndpointContext<Record<string, unknown>>): Promise<EndpointResult> {
+    ...(row.manyRows ? { afterValidation: prohibitUnknownFields(row.fields) } : {}),
+    async handler(context) {
       try {
-        return { status, body: await row.handler({ input: context.input as I, stores: context.services.operations }) };
+        return { status, body: await row.handler({ input: context.input, stores: context.services.operations }) };
       } catch (error) {
         throw error instanceof OperationError ? toHttpError(error) : error;
       }
     },
-  };
+  });
 }
 
 const userExample = { id: 2, name: 'Ada', email: 'ada@example.com', stripe_customer: null, created_at: '2026-11-22T10:15:30.123456Z' };
@@ -111,11 +116,12 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     method: 'GET',
     path: '/admin/users',
     summary: 'List users',
+    fields: {},
     manyRows: true,
     example: { data: [userExample] },
     handler: async ({ stores }) => ({ data: await operations.listUsers(stores) }),
   }),
-  admin<{ name: string; email: string }>({
+  admin({
     method: 'POST',
     path: '/admin/users',
     summary: 'Create a user',
@@ -128,7 +134,7 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     example: { id: 2, token: '7|pQ3...', secret_key: 'x9F...' },
     handler: ({ input, stores }) => operations.createUser(stores, input),
   }),
-  admin<{ user: number }>({
+  admin({
     method: 'GET',
     path: '/admin/users/{user}',
     summary: 'A user, with balances',
@@ -137,7 +143,7 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     errors: [404],
     handler: async ({ input, stores }) => ({ user: await operations.showUser(stores, input) }),
   }),
-  admin<{ user: number }>({
+  admin({
     method: 'GET',
     path: '/admin/users/{user}/tokens',
     summary: 'List a user\'s tokens',
@@ -146,7 +152,7 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     errors: [404],
     handler: async ({ input, stores }) => ({ data: await operations.listTokens(stores, input) }),
   }),
-  admin<{ user: number; name?: string }>({
+  admin({
     method: 'POST',
     path: '/admin/users/{user}/tokens',
     summary: 'Issue a token',
@@ -157,7 +163,7 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     example: { id: 8, user: 2, token: '8|Zk1...' },
     handler: ({ input, stores }) => operations.createToken(stores, input),
   }),
-  admin<{ token: number }>({
+  admin({
     method: 'DELETE',
     path: '/admin/tokens/{token}',
     summary: 'Revoke a token',
@@ -167,7 +173,7 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     example: { revoked: 8 },
     handler: ({ input, stores }) => operations.revokeToken(stores, input),
   }),
-  admin<{ token: number }>({
+  admin({
     method: 'POST',
     path: '/admin/tokens/{token}/rotate',
     summary: 'Rotate a token',
@@ -178,7 +184,7 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     example: { id: 9, user: 2, token: '9|Qw7...', replaced: 8 },
     handler: ({ input, stores }) => operations.rotateToken(stores, input),
   }),
-  admin<{ user: number }>({
+  admin({
     method: 'GET',
     path: '/admin/users/{user}/credits',
     summary: 'A user\'s balances',
@@ -188,37 +194,37 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     example: { user: 2, balances: [{ product: 'scraping', balance: 9990, held: 10, plan: 'starter' }] },
     handler: ({ input, stores }) => operations.showCredits(stores, input),
   }),
-  admin<{ user: number; product: (typeof PRODUCTS)[number]; amount: number }>({
+  admin({
     method: 'POST',
     path: '/admin/users/{user}/credits',
     summary: 'Grant credits',
     description: 'Adds `amount` to the balance.',
-    fields: { user: userParam, product: productField(), amount: amountField(MIN_GRANT, 1000) },
+    fields: { user: userParam, product: productField, amount: amountField(MIN_GRANT, 1000) },
     errors: [404],
     example: { user: 2, product: 'scraping', balance: 1000 },
     handler: ({ input, stores }) => operations.grantCredits(stores, input),
   }),
-  admin<{ user: number; product: (typeof PRODUCTS)[number]; amount: number }>({
+  admin({
     method: 'PUT',
     path: '/admin/users/{user}/credits/{product}',
     summary: 'Set a balance',
     description: 'Sets the balance to `amount` (credits held by requests in flight are counted as spent).',
-    fields: { user: userParam, product: productField('path'), amount: amountField(MIN_BALANCE, 500) },
+    fields: { user: userParam, product: productParam, amount: amountField(MIN_BALANCE, 500) },
     errors: [404],
     example: { user: 2, product: 'scraping', balance: 500 },
     handler: ({ input, stores }) => operations.setCredits(stores, input),
   }),
-  admin<{ user: number; product: (typeof PRODUCTS)[number]; plan: string }>({
+  admin({
     method: 'PUT',
     path: '/admin/users/{user}/plans/{product}',
     summary: 'Assign a plan',
     description: 'Sets the product\'s plan and resets the balance to the plan\'s credits (no roll-over).',
-    fields: { user: userParam, product: productField('path'), plan: { rules: [required(), string()], example: 'growth' } },
+    fields: { user: userParam, product: productParam, plan: { rules: [required(), string()], example: 'growth' } },
     errors: [404],
     example: { user: 2, product: 'scraping', plan: 'growth', balance: 55000 },
     handler: ({ input, stores }) => operations.assignPlan(stores, input),
   }),
-  admin<{ user?: number; product?: (typeof PRODUCTS)[number] }>({
+  admin({
     method: 'POST',
     path: '/admin/plans/renew',
     summary: 'Renew plans',
@@ -236,6 +242,7 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     method: 'GET',
     path: '/admin/plans',
     summary: 'The plans of each product',
+    fields: {},
     manyRows: true,
     example: { data: PLANS },
     handler: async () => ({ data: operations.listPlans() }),
@@ -244,12 +251,13 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     method: 'GET',
     path: '/admin/prices',
     summary: 'The price table',
+    fields: {},
     description: 'Credits per operation (contract §3 gives the defaults).',
     manyRows: true,
     example: { data: [{ operation: 'search', credits: 3 }] },
     handler: async ({ stores }) => ({ data: await operations.listPrices(stores) }),
   }),
-  admin<{ operation: string; credits: number }>({
+  admin({
     method: 'PUT',
     path: '/admin/prices/{operation}',
     summary: 'Change a price',
@@ -261,7 +269,7 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     example: { operation: 'pdf_page', credits: 1 },
     handler: ({ input, stores }) => operations.setPrice(stores, input),
   }),
-  admin<{ user?: number }>({
+  admin({
     method: 'GET',
     path: '/admin/audit',
     summary: 'Recompute balances from the ledger',
@@ -272,7 +280,7 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     example: { checked: 3, mismatches: [] },
     handler: ({ input, stores }) => operations.auditCredits(stores, input),
   }),
-  admin<{ user: number; customer: string }>({
+  admin({
     method: 'PUT',
     path: '/admin/users/{user}/stripe',
     summary: 'Link a Stripe customer',
@@ -288,7 +296,7 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     example: { user: 2, stripe_customer: STRIPE_CUSTOMER_EXAMPLE },
     handler: ({ input, stores }) => operations.linkStripeCustomer(stores, input),
   }),
-  admin<{ user: number }>({
+  admin({
     method: 'DELETE',
     path: '/admin/users/{user}/stripe',
     summary: 'Unlink the Stripe customer',

@@ -31,9 +31,9 @@ export const pdfEndpoint = defineEndpoint({
   path: '/v1/pdf',
   operationId: 'extractPdf',
   summary: 'Text of a PDF, page by page',
-  description:
-    'Costs 1 credit per page (at most 30 pages). The page count is read before the text: a longer document answers 400 and a balance below the page count answers 403, both free. Encrypted PDFs with an empty user password are read. ' +
-    'A scanned PDF (no text layer) answers 400, unless `ocr` is true: then every page without a text layer is rendered at 300 dpi and read by OCR, costs the image price (3) on top of its page credit, and is listed in `metadata.ocr_pages`.',
+  description: ({ credits, price }) =>
+    `Costs ${credits('pdf_page')} per page (at most 30 pages). The page count is read before the text: a longer document answers 400 and a balance below the page count answers 403, both free. Encrypted PDFs with an empty user password are read. ` +
+    `A scanned PDF (no text layer) answers 400, unless \`ocr\` is true: then every page without a text layer is rendered at 300 dpi and read by OCR, costs the image price (${price('image')}) on top of its page credit, and is listed in \`metadata.ocr_pages\`.`,
   tag: 'Extraction',
   input: 'body',
   schema: {
@@ -129,7 +129,7 @@ export const imageEndpoint = defineEndpoint({
   path: '/v1/image',
   operationId: 'extractImage',
   summary: 'Text in an image (OCR)',
-  description: 'Reads .jpg, .jpeg, .png and .webp images with Tesseract (English). Costs 3 credits on success.',
+  description: ({ credits }) => `Reads .jpg, .jpeg, .png and .webp images with Tesseract (English). Costs ${credits('image')} on success.`,
   tag: 'Extraction',
   input: 'body',
   schema: {

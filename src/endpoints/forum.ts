@@ -1,12 +1,11 @@
 /**
  * The five forum (Reddit) endpoints: /v1/forum, /v1/forum/search, /v1/forum/post,
  * /v1/forum/comment, /v1/forum/user (docs/spec/contract.md §5 "Forum", docs/forum.md).
- * Each costs the `forum` price (3) on success; "not found" (404) and an upstream that could not
+ * Each costs the `forum` price (3 by default) on success; "not found" (404) and an upstream that could not
  * be asked (502) are free.
  */
 import { httpErrors } from '../core/errors.ts';
-import { between, custom, integer, isBlank, max, oneOf, required, string, url, type Rule } from '../validation/rules.ts';
-import { attributeName } from '../validation/schema.ts';
+import { between, format, integer, max, oneOf, parsed, prohibits, required, requiredWithout, string, url } from '../validation/rules.ts';
 import { defineEndpoint } from '../pipeline/endpoint.ts';
 import {
   FORUM_TIME_RANGES,
@@ -29,24 +28,10 @@ export const FORUM_MESSAGES = {
 const BILLING = { product: 'scraping', operation: 'forum' } as const;
 const ERRORS = [403, 404, 502];
 
-/** Laravel's `regex` rule failing: "The :attribute format is invalid." */
-const format = (test: (value: string) => boolean): Rule =>
-  custom('regex', (value) => typeof value === 'string' && test(value), (attr) => `The ${attr} format is invalid.`);
-
-/** Laravel's `required_without:other`. */
-const requiredWithout = (other: string): Rule =>
-  custom('required_without', (value, ctx) => !isBlank(value) || !isBlank(ctx.input[other]), (attr) => `The ${attr} field is required when ${attributeName(other)} is not present.`, {
-    implicit: true,
-    needsValid: false,
-  });
-
-/** Laravel's `prohibits:other`. */
-const prohibits = (other: string): Rule =>
-  custom('prohibits', (_value, ctx) => isBlank(ctx.input[other]), (attr) => `The ${attr} field prohibits ${attributeName(other)} from being present.`, { needsValid: false });
-
-const subredditRules = [string(), format((value) => subredditName(value) !== null)] as const;
+/** The handler gets the name without `r/` (`r/AskReddit` → `AskReddit`). */
+const subredditRules = [string(), format(subredditName)] as const;
 const afterField = {
-  rules: [string(), format(isFullname)],
+  rules: [string(), format((value) => (isFullname(value) ? value : null))],
   description: 'The `after` cursor of the previous page (a fullname such as `t3_48dlnt`).',
   example: 't3_48dlnt',
 } as const;
@@ -109,8 +94,8 @@ export const forumListingEndpoint = defineEndpoint({
   method: 'POST',
   path: '/v1/forum',
   summary: 'Posts of a subreddit',
-  description:
-    'One page of a subreddit listing (`/r/{subreddit}/{sort}`), with Reddit\'s `after`/`before` cursors passed through. Costs 3 credits; an unknown, banned, private or quarantined subreddit (404) and an upstream failure (502) are free.',
+  description: ({ credits }) =>
+    `One page of a subreddit listing (\`/r/{subreddit}/{sort}\`), with Reddit's \`after\`/\`before\` cursors passed through. Costs ${credits('forum')}; an unknown, banned, private or quarantined subreddit (404) and an upstream failure (502) are free.`,
   tag: 'Forum',
   input: 'body',
   schema: {
@@ -132,7 +117,7 @@ export const forumListingEndpoint = defineEndpoint({
   errors: ERRORS,
   async handler({ input, services, upstream }) {
     const outcome = await services.capabilities.forum().listing(
-      { subreddit: subredditName(input.subreddit)!, sort: input.sort, timeRange: input.time_range, limit: input.limit, after: input.after },
+      { subreddit: input.subreddit, sort: input.sort, timeRange: input.time_range, limit: input.limit, after: input.after },
       upstream,
     );
     return answer(outcome);
@@ -143,8 +128,8 @@ export const forumSearchEndpoint = defineEndpoint({
   method: 'POST',
   path: '/v1/forum/search',
   summary: 'Search posts',
-  description:
-    'Reddit search (`/search`, or `/r/{subreddit}/search` restricted to it). No match is an empty page (200). Costs 3 credits; an unknown subreddit (404) and an upstream failure (502) are free.',
+  description: ({ credits }) =>
+    `Reddit search (\`/search\`, or \`/r/{subreddit}/search\` restricted to it). No match is an empty page (200). Costs ${credits('forum')}; an unknown subreddit (404) and an upstream failure (502) are free.`,
   tag: 'Forum',
   input: 'body',
   schema: {
@@ -169,7 +154,7 @@ export const forumSearchEndpoint = defineEndpoint({
     const outcome = await services.capabilities.forum().search(
       {
         query: input.query,
-        subreddit: input.subreddit === undefined ? undefined : subredditName(input.subreddit)!,
+        subreddit: input.subreddit,
         sort: input.sort,
         timeRange: input.time_range,
         limit: input.limit,
@@ -185,18 +170,19 @@ export const forumPostEndpoint = defineEndpoint({
   method: 'POST',
   path: '/v1/forum/post',
   summary: 'A post with its comments',
-  description:
-    'The post and its comment tree (`/comments/{id}`), replies nested; `more_count` counts the comment ids Reddit left unloaded. Send `url` or `id`, not both. Costs 3 credits; an unknown or deleted post (404) and an upstream failure (502) are free.',
+  description: ({ credits }) =>
+    `The post and its comment tree (\`/comments/{id}\`), replies nested; \`more_count\` counts the comment ids Reddit left unloaded. Send \`url\` or \`id\`, not both. Costs ${credits('forum')}; an unknown or deleted post (404) and an upstream failure (502) are free.`,
   tag: 'Forum',
   input: 'body',
   schema: {
     fields: {
       url: {
-        rules: [requiredWithout('id'), string(), url(), prohibits('id'), custom('reddit_post_url', (value) => typeof value === 'string' && postIdFromUrl(value) !== null, FORUM_MESSAGES.notPostUrl)],
+        // The handler gets the post's id.
+        rules: [requiredWithout('id'), string(), url(), prohibits('id'), parsed('reddit_post_url', (value) => (typeof value === 'string' ? postIdFromUrl(value) : null), FORUM_MESSAGES.notPostUrl)],
         description: 'Any reddit.com post URL (`www.`, `old.`, `new.`, `np.`) or `https://redd.it/{id}`.',
         example: 'https://www.reddit.com/r/redditdev/comments/2gmzqe/praw_https_enabled_praw_testing_needed/',
       },
-      id: { rules: [requiredWithout('url'), string(), prohibits('url'), format((value) => bareId(value, 't3') !== null)], description: '`2gmzqe` or `t3_2gmzqe`.' },
+      id: { rules: [requiredWithout('url'), string(), prohibits('url'), format((value) => bareId(value, 't3'))], description: '`2gmzqe` or `t3_2gmzqe`.' },
     },
   },
   billing: BILLING,
@@ -208,7 +194,7 @@ export const forumPostEndpoint = defineEndpoint({
   },
   errors: ERRORS,
   async handler({ input, services, upstream }) {
-    const postId = input.url !== undefined ? postIdFromUrl(input.url)! : bareId(input.id!, 't3')!;
+    const postId = input.url !== undefined ? input.url : input.id;
     return answer(await services.capabilities.forum().thread(postId, upstream));
   },
 });
@@ -217,18 +203,19 @@ export const forumCommentEndpoint = defineEndpoint({
   method: 'POST',
   path: '/v1/forum/comment',
   summary: 'A comment with its replies',
-  description:
-    'One comment (found with `/api/info`, unless the URL names its post) and its replies (`/comments/{post}/_/{comment}`); `depth` counts from this comment. Send `url` or `id`, not both. Costs 3 credits; an unknown comment (404) and an upstream failure (502) are free.',
+  description: ({ credits }) =>
+    `One comment (found with \`/api/info\`, unless the URL names its post) and its replies (\`/comments/{post}/_/{comment}\`); \`depth\` counts from this comment. Send \`url\` or \`id\`, not both. Costs ${credits('forum')}; an unknown comment (404) and an upstream failure (502) are free.`,
   tag: 'Forum',
   input: 'body',
   schema: {
     fields: {
       url: {
-        rules: [requiredWithout('id'), string(), url(), prohibits('id'), custom('reddit_comment_url', (value) => typeof value === 'string' && commentIdsFromUrl(value) !== null, FORUM_MESSAGES.notCommentUrl)],
+        // The handler gets the post's and the comment's ids.
+        rules: [requiredWithout('id'), string(), url(), prohibits('id'), parsed('reddit_comment_url', (value) => (typeof value === 'string' ? commentIdsFromUrl(value) : null), FORUM_MESSAGES.notCommentUrl)],
         description: 'A reddit.com comment permalink (`…/comments/{post}/{slug}/{comment}/`).',
         example: 'https://www.reddit.com/r/redditdev/comments/2gmzqe/praw_https_enabled_praw_testing_needed/cklfmye/',
       },
-      id: { rules: [requiredWithout('url'), string(), prohibits('url'), format((value) => bareId(value, 't1') !== null)], description: '`cklfmye` or `t1_cklfmye`.' },
+      id: { rules: [requiredWithout('url'), string(), prohibits('url'), format((value) => bareId(value, 't1'))], description: '`cklfmye` or `t1_cklfmye`.' },
     },
   },
   billing: BILLING,
@@ -240,7 +227,7 @@ export const forumCommentEndpoint = defineEndpoint({
   },
   errors: ERRORS,
   async handler({ input, services, upstream }) {
-    const ref = input.url !== undefined ? commentIdsFromUrl(input.url)! : { commentId: bareId(input.id!, 't1')! };
+    const ref = input.url !== undefined ? input.url : { commentId: input.id };
     return answer(await services.capabilities.forum().comment(ref, upstream));
   },
 });
@@ -249,13 +236,13 @@ export const forumUserEndpoint = defineEndpoint({
   method: 'POST',
   path: '/v1/forum/user',
   summary: 'A user\'s profile and recent posts',
-  description:
-    'The profile (`/user/{username}/about`) and one page of submissions (`/user/{username}/submitted`). A suspended account answers `is_suspended: true` with no posts. Costs 3 credits; an unknown, deleted or shadow-banned user (404) and an upstream failure (502) are free.',
+  description: ({ credits }) =>
+    `The profile (\`/user/{username}/about\`) and one page of submissions (\`/user/{username}/submitted\`). A suspended account answers \`is_suspended: true\` with no posts. Costs ${credits('forum')}; an unknown, deleted or shadow-banned user (404) and an upstream failure (502) are free.`,
   tag: 'Forum',
   input: 'body',
   schema: {
     fields: {
-      username: { rules: [required(), string(), format((value) => userName(value) !== null)], description: 'With or without `u/`.', example: 'PyAPITestUser3' },
+      username: { rules: [required(), string(), format(userName)], description: 'With or without `u/`.', example: 'PyAPITestUser3' },
       after: afterField,
     },
   },
@@ -275,7 +262,7 @@ export const forumUserEndpoint = defineEndpoint({
   },
   errors: ERRORS,
   async handler({ input, services, upstream }) {
-    return answer(await services.capabilities.forum().user({ username: userName(input.username)!, after: input.after }, upstream));
+    return answer(await services.capabilities.forum().user({ username: input.username, after: input.after }, upstream));
   },
 });
 

@@ -5,63 +5,47 @@
  * logged-in sessions (X_ACCOUNTS); without them they answer 503, uncharged.
  */
 import { httpErrors, type FieldErrors } from '../core/errors.ts';
-import { max, oneOf, required, string, url, custom, httpUrlOrNull } from '../validation/rules.ts';
+import { max, oneOf, parsed, prohibits, required, requiredWithout, string, url } from '../validation/rules.ts';
 import { defineEndpoint, type EndpointContext, type HandlerServices } from '../pipeline/endpoint.ts';
 import { SEARCH_PRODUCTS, searchScope, userScope, type MicroblogUser, type PageDirection, type PostItem, type TimelinePage, type XResult } from '../adapters/x/index.ts';
+import { xPostId, xPostIdFromUrl, xUsername } from '../adapters/x/ids.ts';
 
 export const MICROBLOG_MESSAGES = {
   postUrl: 'The url must be a link to a post on x.com.',
   postId: 'The id must be a post id (digits only).',
   username: 'The username must be an X username (1 to 15 letters, digits or underscores).',
-  urlOrId: 'The url field is required when id is not present.',
-  onlyOne: 'The id field prohibits url from being present.',
-  bothTokens: 'The next page token field prohibits previous page token from being present.',
   invalidToken: (field: string) => `The ${field.replace(/_/g, ' ')} is invalid.`,
   otherScope: (field: string, what: 'query' | 'user') => `The ${field.replace(/_/g, ' ')} does not belong to this ${what}.`,
 } as const;
 
-const POST_URL = /^\/(?:[A-Za-z0-9_]{1,15}|i|i\/web)\/status(?:es)?\/(\d{1,20})(?:\/.*)?$/;
-const POST_HOSTS = new Set(['x.com', 'www.x.com', 'mobile.x.com', 'twitter.com', 'www.twitter.com', 'mobile.twitter.com']);
-const USERNAME = /^@?[A-Za-z0-9_]{1,15}$/;
-
-/** The post id a post URL names, or null. */
-export function postIdFromUrl(value: string): string | null {
-  const parsed = httpUrlOrNull(value);
-  if (!parsed || !POST_HOSTS.has(parsed.hostname.toLowerCase())) return null;
-  return POST_URL.exec(parsed.pathname)?.[1] ?? null;
-}
-
-const isPostId = (value: unknown) => (typeof value === 'string' && /^\d{1,20}$/.test(value)) || (typeof value === 'number' && Number.isSafeInteger(value) && value > 0);
-
-/** `@Name` and `name` are the same account. */
-export const normalizeUsername = (value: string) => value.trim().replace(/^@/, '');
-
+/**
+ * A post by URL or id, exactly one: neither is "The url field is required when id is not
+ * present.", both is "The id field prohibits url from being present.". Either way the handler
+ * gets the post id.
+ */
 const postFields = {
-  url: { rules: [string(), url(), custom('post_url', (v) => typeof v === 'string' && postIdFromUrl(v) !== null, MICROBLOG_MESSAGES.postUrl)], example: 'https://x.com/XDevelopers/status/2019881223666233717' },
-  id: { rules: [custom('post_id', isPostId, MICROBLOG_MESSAGES.postId, { describe: (s) => Object.assign(s, { type: 'string', pattern: '^\\d{1,20}$' }) })], description: 'The post id; send it as a string (ids exceed JSON numbers).' },
-};
+  url: {
+    rules: [requiredWithout('id'), string(), url(), parsed('post_url', (v) => (typeof v === 'string' ? xPostIdFromUrl(v) : null), MICROBLOG_MESSAGES.postUrl)],
+    example: 'https://x.com/XDevelopers/status/2019881223666233717',
+  },
+  id: {
+    rules: [parsed('post_id', xPostId, MICROBLOG_MESSAGES.postId, { describe: (s) => Object.assign(s, { type: 'string', pattern: '^\\d{1,20}$' }) }), prohibits('url')],
+    description: 'The post id; send it as a string (ids exceed JSON numbers).',
+  },
+} as const;
 
-function refinePostTarget(input: Record<string, unknown>, errors: FieldErrors): void {
-  const hasUrl = input.url !== undefined && input.url !== null && input.url !== '';
-  const hasId = input.id !== undefined && input.id !== null && input.id !== '';
-  if (!hasUrl && !hasId) errors.url = [MICROBLOG_MESSAGES.urlOrId];
-  if (hasUrl && hasId) errors.id = [MICROBLOG_MESSAGES.onlyOne];
-}
-
-function postIdOf(input: { url?: string; id?: unknown }): string {
-  return input.url !== undefined ? (postIdFromUrl(input.url) as string) : String(input.id);
-}
-
+/** The handler gets the username without its `@`. */
 const usernameField = {
-  rules: [required(), string(), custom('username', (v) => typeof v === 'string' && USERNAME.test(v.trim()), MICROBLOG_MESSAGES.username)],
+  rules: [required(), string(), parsed('username', (v) => (typeof v === 'string' ? xUsername(v) : null), MICROBLOG_MESSAGES.username)],
   example: 'XDevelopers',
   description: 'The screen name, with or without @.',
-};
+} as const;
 
+/** One token at most: both is "The next page token field prohibits previous page token from being present.". */
 const tokenFields = {
-  next_page_token: { rules: [string()], description: 'From the previous answer\'s pagination: the next (older) page.' },
+  next_page_token: { rules: [string(), prohibits('previous_page_token')], description: 'From the previous answer\'s pagination: the next (older) page.' },
   previous_page_token: { rules: [string()], description: 'From the previous answer\'s pagination: the previous (newer) page.' },
-};
+} as const;
 
 /** What an upstream outcome answers: the value, or the contract's 404 / 502 / 503. */
 function settle<T>(result: XResult<T>): T {
@@ -85,16 +69,11 @@ function sentToken(input: Record<string, unknown>): { field: 'next_page_token' |
 }
 
 /**
- * Token rules, after the schema's: one token at most, signed by this service, for this query or
- * user. `scope` is null when the field it is built from is itself invalid (already reported).
+ * Token rules, after the schema's (which allow one token at most): signed by this service, for
+ * this query or user. `scope` is null when the field it is built from is itself invalid (already
+ * reported); a token field the schema refused is not checked further.
  */
 async function checkTokens(input: Record<string, unknown>, services: HandlerServices, scope: string | null, what: 'query' | 'user', errors: FieldErrors): Promise<void> {
-  const hasNext = typeof input.next_page_token === 'string' && input.next_page_token.trim() !== '';
-  const hasPrevious = typeof input.previous_page_token === 'string' && input.previous_page_token.trim() !== '';
-  if (hasNext && hasPrevious) {
-    (errors.next_page_token ??= []).push(MICROBLOG_MESSAGES.bothTokens);
-    return;
-  }
   const sent = sentToken(input);
   if (!sent || scope === null || errors[sent.field]) return;
   const check = await services.capabilities.microblog().pageTokens.verify(sent.token, scope, sent.direction);
@@ -150,17 +129,17 @@ export const mbTweetEndpoint = defineEndpoint({
   method: 'POST',
   path: '/v1/mb/tweet',
   summary: 'One microblog post',
-  description: 'A post on X by URL or id (send exactly one), read through X\'s GraphQL API with a guest token. 3 credits; a deleted or unavailable post (404) and upstream failures (502) are free.',
+  description: ({ credits }) => `A post on X by URL or id (send exactly one), read through X's GraphQL API with a guest token. ${credits('mb_tweet')}; a deleted or unavailable post (404) and upstream failures (502) are free.`,
   tag: 'Microblog',
   input: 'body',
-  schema: { fields: postFields, refine: refinePostTarget },
+  schema: { fields: postFields },
   billing: { product: 'scraping', operation: 'mb_tweet' },
   history: true,
   success: { status: 200, description: 'The post item.', example: { response: EXAMPLE_POST } },
   errors: [403, 404, 502],
   async handler(context) {
     const { input, services } = context;
-    return { body: { response: settle(await services.capabilities.microblog().client.tweet(postIdOf(input), callContext(context))) } };
+    return { body: { response: settle(await services.capabilities.microblog().client.tweet(input.url !== undefined ? input.url : input.id, callContext(context))) } };
   },
 });
 
@@ -168,17 +147,17 @@ export const mbLegacyEndpoint = defineEndpoint({
   method: 'POST',
   path: '/v1/mb-legacy',
   summary: 'One microblog post (embed source)',
-  description: 'The same post item read from X\'s public embed (syndication) source, which needs no session; it has no view count or source (null). 3 credits; 404 and 502 are free.',
+  description: ({ credits }) => `The same post item read from X's public embed (syndication) source, which needs no session; it has no view count or source (null). ${credits('mb_legacy')}; 404 and 502 are free.`,
   tag: 'Microblog',
   input: 'body',
-  schema: { fields: postFields, refine: refinePostTarget },
+  schema: { fields: postFields },
   billing: { product: 'scraping', operation: 'mb_legacy' },
   history: true,
   success: { status: 200, description: 'The post item.', example: { response: { ...EXAMPLE_POST, view_count: null, source: null } } },
   errors: [403, 404, 502],
   async handler(context) {
     const { input, services } = context;
-    return { body: { response: settle(await services.capabilities.microblog().client.legacyTweet(postIdOf(input), callContext(context))) } };
+    return { body: { response: settle(await services.capabilities.microblog().client.legacyTweet(input.url !== undefined ? input.url : input.id, callContext(context))) } };
   },
 });
 
@@ -189,8 +168,8 @@ export const mbSearchEndpoint = defineEndpoint({
   method: 'POST',
   path: '/v1/mb/search',
   summary: 'Microblog search',
-  description:
-    'Posts matching a query (X search syntax), newest first (`latest`) or ranked (`top`), one page at a time: pass back `next_page_token` or `previous_page_token` (one of them) with the same query. Needs X_ACCOUNTS (503 otherwise). Throttled to 60 requests a minute per user. 10 credits; 404, 502 and 503 are free.',
+  description: ({ credits }) =>
+    `Posts matching a query (X search syntax), newest first (\`latest\`) or ranked (\`top\`), one page at a time: pass back \`next_page_token\` or \`previous_page_token\` (one of them) with the same query. Needs X_ACCOUNTS (503 otherwise). Throttled to 60 requests a minute per user. ${credits('mb_search')}; 404, 502 and 503 are free.`,
   tag: 'Microblog',
   input: 'body',
   schema: {
@@ -228,7 +207,7 @@ export const mbUserEndpoint = defineEndpoint({
   method: 'POST',
   path: '/v1/mb/user',
   summary: 'Microblog user profile',
-  description: 'A user\'s profile by username. Needs X_ACCOUNTS (503 otherwise). 3 credits; an unknown or suspended user (404), 502 and 503 are free.',
+  description: ({ credits }) => `A user's profile by username. Needs X_ACCOUNTS (503 otherwise). ${credits('mb_user')}; an unknown or suspended user (404), 502 and 503 are free.`,
   tag: 'Microblog',
   input: 'body',
   schema: { fields: { username: usernameField } },
@@ -256,19 +235,21 @@ export const mbUserEndpoint = defineEndpoint({
   async handler(context) {
     const { input, services } = context;
     requireSessions(services);
-    return { body: { response: publicUser(settle(await services.capabilities.microblog().client.user(normalizeUsername(input.username), callContext(context)))) } };
+    return { body: { response: publicUser(settle(await services.capabilities.microblog().client.user(input.username, callContext(context)))) } };
   },
 });
 
-const userScopeOf = (input: Record<string, unknown>): string | null =>
-  typeof input.username === 'string' && USERNAME.test(input.username.trim()) ? userScope(normalizeUsername(input.username)) : null;
+const userScopeOf = (input: Record<string, unknown>): string | null => {
+  const username = typeof input.username === 'string' ? xUsername(input.username) : null;
+  return username === null ? null : userScope(username);
+};
 
 export const mbUserTweetsEndpoint = defineEndpoint({
   method: 'POST',
   path: '/v1/mb/user-tweets',
   summary: 'A user\'s recent posts',
-  description:
-    'A user\'s posts, newest first, the pinned post first, including posts X lists inside conversation modules; one page at a time with `next_page_token` or `previous_page_token` (one of them) for the same user. Needs X_ACCOUNTS (503 otherwise). 10 credits; an unknown, suspended or protected user (404), 502 and 503 are free.',
+  description: ({ credits }) =>
+    `A user's posts, newest first, the pinned post first, including posts X lists inside conversation modules; one page at a time with \`next_page_token\` or \`previous_page_token\` (one of them) for the same user. Needs X_ACCOUNTS (503 otherwise). ${credits('mb_user_tweets')}; an unknown, suspended or protected user (404), 502 and 503 are free.`,
   tag: 'Microblog',
   input: 'body',
   schema: { fields: { username: usernameField, ...tokenFields } },
@@ -282,7 +263,7 @@ export const mbUserTweetsEndpoint = defineEndpoint({
   async handler(context) {
     const { input, services } = context;
     requireSessions(services);
-    const username = normalizeUsername(input.username);
+    const username = input.username;
     const scope = userScope(username);
     const { cursor, paging } = await cursorOf(input, services, scope);
     const page = settle(await services.capabilities.microblog().client.userTweets(username, cursor, callContext(context)));

@@ -11,7 +11,7 @@ export const SEARCH_MESSAGES = {
   unavailable: 'The search engine did not answer, please retry.',
 } as const;
 
-/** `max(3, round(per_page / 3))`: 10 → 3, 15 → 5, 20 → 7, 50 → 17, 100 → 33. The 3 is the price table's `search`. */
+/** `max(3, round(per_page / 3))`: 10 → 3, 15 → 5, 20 → 7, 50 → 17, 100 → 33. The 3 is the price table's `search` (its default). */
 export function searchCost(perPage: number, searchPrice: number): number {
   return Math.max(searchPrice, Math.round(perPage / 3));
 }
@@ -21,8 +21,8 @@ export const searchEndpoint = defineEndpoint({
   path: '/v1/engine-search',
   operationId: 'search',
   summary: 'Organic search results',
-  description:
-    'Results come from the first engine of the configured chain that answers; captchas, consent walls and block pages move on to the next engine. Costs max(3, round(per_page / 3)) credits; no results (404) and no engine answering (502) are free.',
+  description: ({ price }) =>
+    `Results come from the first engine of the configured chain that answers; captchas, consent walls and block pages move on to the next engine. Costs max(${price('search')}, round(per_page / 3)) credits; no results (404) and no engine answering (502) are free.`,
   tag: 'Scraping',
   input: 'body',
   schema: {

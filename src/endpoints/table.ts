@@ -12,6 +12,7 @@ import { FORUM_ENDPOINTS } from './forum.ts';
 import { ADMIN_ENDPOINTS } from './admin.ts';
 import { MICROBLOG_ENDPOINTS } from './microblog.ts';
 import { usageEndpoint } from './usage.ts';
+import { upstreamsEndpoint } from './upstreams.ts';
 
 export const ENDPOINTS: readonly Endpoint[] = [
   searchEndpoint,
@@ -25,4 +26,5 @@ export const ENDPOINTS: readonly Endpoint[] = [
   listRequests,
   usageEndpoint,
   ...ADMIN_ENDPOINTS,
+  upstreamsEndpoint,
 ];

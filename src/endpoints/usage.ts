@@ -6,7 +6,7 @@ import { Type } from '@sinclair/typebox';
 import { between, integer } from '../validation/rules.ts';
 import { defineEndpoint } from '../pipeline/endpoint.ts';
 import { findPlan } from '../credits/plans.ts';
-import { PRODUCTS, type Product } from '../credits/products.ts';
+import { isProduct } from '../credits/products.ts';
 
 const day = Type.String({ format: 'date', description: 'A UTC day, YYYY-MM-DD.' });
 
@@ -65,7 +65,7 @@ export const usageEndpoint = defineEndpoint({
         to: now.toISOString().slice(0, 10),
         products: usage.plans.map((p) => ({
           ...p,
-          monthly_credits: p.plan && (PRODUCTS as readonly string[]).includes(p.product) ? (findPlan(p.product as Product, p.plan)?.credits ?? null) : null,
+          monthly_credits: p.plan && isProduct(p.product) ? (findPlan(p.product, p.plan)?.credits ?? null) : null,
         })),
         data: usage.daily,
       },

@@ -1,6 +1,6 @@
 /** POST /v1/web: one web page, fetched plainly or rendered in a real browser (docs/spec/contract.md §5, docs/web.md). */
 import { httpErrors } from '../core/errors.ts';
-import { boolean, custom, isAbsent, isBlank, object, oneOf, publicAddress, required, string, url } from '../validation/rules.ts';
+import { boolean, custom, isAbsent, isBlank, object, oneOf, parsed, publicAddress, required, string, url } from '../validation/rules.ts';
 import { COUNTRY_CODES } from '../validation/countries.ts';
 import { isHeaderObject, OUTPUT_FORMATS, type WebOutcome } from '../adapters/web/index.ts';
 import { defineEndpoint } from '../pipeline/endpoint.ts';
@@ -28,8 +28,8 @@ export const webEndpoint = defineEndpoint({
   method: 'POST',
   path: '/v1/web',
   summary: 'A web page: raw, as text or as Markdown',
-  description:
-    'Fetches the page with the given method, headers and body (1 credit), through a proxy in the given country (5 credits), or renders it in a headless browser that waits out challenge pages and solves captchas (bypass_captcha, 5 credits). Charged when the target answers 2xx, 404 or 410; any other answer is a free 502. Platforms with their own scrapers are refused (403 "Domain not supported"). A page too large or complex to convert to the format asked for within the time limit is a free 422 on `format`.',
+  description: ({ credits }) =>
+    `Fetches the page with the given method, headers and body (${credits('web')}), through a proxy in the given country (${credits('web_geo')}), or renders it in a headless browser that waits out challenge pages and solves captchas (bypass_captcha, ${credits('web_browser')}). Charged when the target answers 2xx, 404 or 410; any other answer is a free 502. Platforms with their own scrapers are refused (403 "Domain not supported"). A page too large or complex to convert to the format asked for within the time limit is a free 422 on \`format\`.`,
   tag: 'Scraping',
   input: 'body',
   schema: {
@@ -37,7 +37,7 @@ export const webEndpoint = defineEndpoint({
       url: { rules: [required(), string(), url(), publicAddress()], example: 'https://example.com/' },
       method: { rules: [string(), oneOf(WEB_METHODS)], default: 'GET' },
       headers: {
-        rules: [object(), custom('headers', isHeaderObject, WEB_MESSAGES.headers)],
+        rules: [object(), parsed('headers', (value) => (isHeaderObject(value) ? value : null), WEB_MESSAGES.headers)],
         secret: true,
         description: 'Request headers, names to string values. Hop-by-hop, Host and Proxy-* headers are dropped. Never stored in history.',
       },
@@ -88,7 +88,7 @@ export const webEndpoint = defineEndpoint({
     const outcome = await web.scrape({
       url: input.url,
       method: input.method,
-      headers: input.headers as Record<string, string> | undefined,
+      headers: input.headers,
       body: input.body,
       browser: input.bypass_captcha,
       proxyCountry: input.proxy_country,

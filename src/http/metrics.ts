@@ -31,7 +31,10 @@ export async function registerMetrics(app: FastifyInstance, services: Services):
       );
       return { count: Number(row?.count ?? 0), credits: Number(row?.credits ?? 0) };
     },
+    // The breaker's store: shared by the replicas in scaled mode, so every process reports the same circuits.
+    circuits: () => services.capabilities.runtime.breaker.states(),
   });
+  // Every upstream call's verdict and every circuit change.
   const stopWatching = services.capabilities.observeUpstreams((event) => metrics.upstream(event));
 
   // Every answer, by route template (never the raw URL: ids would make one series per user).

@@ -1,11 +1,13 @@
 /**
  * The OpenAPI 3.1 document, generated from the endpoint table: request schemas from each row's
  * validation schema, answers from each row's `success.schema` (TypeBox, the same object that types
- * its handler's result), errors from the shared wire shapes. Tools build on it: the typed client
- * in client/ is generated from it, and `npm test` lints it with Redocly (test/unit/openapi.test.ts).
+ * its handler's result), errors from the shared wire shapes, and the prices rows quote from the
+ * price table. Tools build on it: the typed client in client/ is generated from it (with the
+ * default prices), and `npm test` lints it with Redocly (test/unit/openapi.test.ts).
  */
 import { pathParameters, toJsonSchema } from '../validation/schema.ts';
-import type { DocumentedError, Endpoint } from '../pipeline/endpoint.ts';
+import { OPERATION_DEFAULTS, type Operation, type PriceTable } from '../credits/prices.ts';
+import type { DocumentedError, Endpoint, PriceText } from '../pipeline/endpoint.ts';
 
 /** Every error answer: Laravel's `{"message": …}`. */
 const ERROR_SCHEMA = {
@@ -102,11 +104,28 @@ export interface OpenApiOptions {
   version: string;
   /** Where the API is served; relative by default, so the document works behind any host name. */
   serverUrl?: string;
+  /** The prices descriptions quote; the defaults (`OPERATION_DEFAULTS`) when left out. */
+  prices?: PriceTable;
 }
+
+/** The price table as descriptions quote it; an operation the table lacks is quoted at its default. */
+export function priceText(table: PriceTable): PriceText {
+  const price = (operation: Operation) => table[operation] ?? OPERATION_DEFAULTS[operation];
+  return {
+    price,
+    credits: (operation) => {
+      const credits = price(operation);
+      return `${credits} credit${credits === 1 ? '' : 's'}`;
+    },
+  };
+}
+
+export type OpenApi = ReturnType<typeof buildOpenApi>;
 
 export function buildOpenApi(endpoints: readonly Endpoint[], options: OpenApiOptions) {
   const paths: Record<string, Record<string, unknown>> = {};
   const tags = new Set<string>();
+  const prices = priceText(options.prices ?? OPERATION_DEFAULTS);
   for (const endpoint of endpoints) {
     tags.add(endpoint.tag);
     const schema = toJsonSchema(endpoint.schema);
@@ -137,7 +156,7 @@ export function buildOpenApi(endpoints: readonly Endpoint[], options: OpenApiOpt
       operationId: endpoint.operationId ?? defaultOperationId(endpoint.method, endpoint.path),
       summary: endpoint.summary,
       description: [
-        endpoint.description,
+        typeof endpoint.description === 'function' ? endpoint.description(prices) : endpoint.description,
         endpoint.billing ? `Billed to the **${endpoint.billing.product}** balance, only on success.` : undefined,
         endpoint.throttle ? `Throttled: ${endpoint.throttle.maxAttempts} requests per ${endpoint.throttle.windowSeconds} s per ${endpoint.throttle.per}.` : undefined,
       ]
@@ -179,4 +198,52 @@ export function buildOpenApi(endpoints: readonly Endpoint[], options: OpenApiOpt
 /** TypeBox schemas are plain JSON Schema plus symbol keys; a JSON round trip drops those. */
 function stripTypeBoxSymbols(schema: object): Record<string, unknown> {
   return JSON.parse(JSON.stringify(schema));
+}
+
+/**
+ * /openapi.json (and the docs page's copy) as served: built with the price table of the moment, so
+ * the costs it quotes follow `gleaner prices set`. The document is kept, and rebuilt only when the
+ * price table it was built from changed.
+ */
+export class OpenApiDocument {
+  readonly #endpoints: readonly Endpoint[];
+  readonly #options: OpenApiOptions;
+  readonly #prices: { current(): Promise<PriceTable> };
+  #builtFrom: string;
+  #document: OpenApi;
+
+  constructor(endpoints: readonly Endpoint[], options: Omit<OpenApiOptions, 'prices'> & { prices: { current(): Promise<PriceTable> } }) {
+    const { prices, ...rest } = options;
+    this.#endpoints = endpoints;
+    this.#options = rest;
+    this.#prices = prices;
+    this.#builtFrom = signature(OPERATION_DEFAULTS);
+    this.#document = buildOpenApi(endpoints, rest);
+  }
+
+  /**
+   * The document with the current prices (the price table is read from memory, refreshed every few
+   * seconds). Should the table be unreadable (the database away), the last document is served,
+   * with the prices last read.
+   */
+  async current(): Promise<OpenApi> {
+    const table = await this.#prices.current().catch(() => undefined);
+    if (table === undefined) return this.#document;
+    const key = signature(table);
+    if (key !== this.#builtFrom) {
+      this.#document = buildOpenApi(this.#endpoints, { ...this.#options, prices: table });
+      this.#builtFrom = key;
+    }
+    return this.#document;
+  }
+
+  /** The document as last built (with the default prices before the first `current()`). */
+  latest(): OpenApi {
+    return this.#document;
+  }
+}
+
+/** What identifies a price table's contents, whatever the order of its rows. */
+function signature(table: PriceTable): string {
+  return JSON.stringify(Object.entries(table).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteHandlerMethod } from 'fastify';
 import { HttpError, MESSAGES } from '../core/errors.ts';
-import { buildOpenApi } from './openapi.ts';
+import { OpenApiDocument } from './openapi.ts';
 import { InFlight } from './in-flight.ts';
 import { runEndpoint } from '../pipeline/metered.ts';
 import { registerStripeWebhook, STRIPE_WEBHOOK_PATH } from './stripe-webhook.ts';
@@ -208,7 +208,8 @@ export async function buildServer(services: Services, options: ServerOptions): P
   }
 
   // Operations: liveness, readiness, the API description and its interactive page.
-  const openapi = buildOpenApi(options.endpoints, { version: options.version });
+  // Quotes the current price table: rebuilt when it changed (`gleaner prices set`), else kept.
+  const openapi = new OpenApiDocument(options.endpoints, { version: options.version, prices: services.prices });
   const get = (path: string, handler: RouteHandlerMethod) => {
     allow(path, 'GET');
     app.get(path, handler);
@@ -219,11 +220,17 @@ export async function buildServer(services: Services, options: ServerOptions): P
     const state = await readiness(services);
     return state.ready ? { status: 'ready' } : reply.code(503).send({ status: 'unavailable', message: state.reason });
   });
-  get('/openapi.json', async () => openapi);
+  get('/openapi.json', () => openapi.current());
   // The user dashboard (./dashboard.ts): static files under a strict Content-Security-Policy.
   registerDashboard(app, allow);
-  await app.register(import('@fastify/swagger'), { mode: 'static', specification: { document: openapi as never } });
-  await app.register(import('@fastify/swagger-ui'), { routePrefix: '/docs' });
+  await app.register(import('@fastify/swagger'), { mode: 'static', specification: { document: openapi.latest() as never } });
+  // The docs page reads the same document, brought up to date with the prices before it is sent.
+  await app.register(import('@fastify/swagger-ui'), {
+    routePrefix: '/docs',
+    uiHooks: { preHandler: async () => void (await openapi.current()) },
+    transformSpecification: () => openapi.latest(),
+    transformSpecificationClone: false,
+  });
 
   return {
     app,

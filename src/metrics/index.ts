@@ -2,10 +2,11 @@
  * Prometheus metrics (prom-client, the de-facto Node client: text format, histograms, process
  * metrics). One registry per server, so several servers in one process (tests) do not mix.
  * Counters are fed by hooks the lower layers offer (the pipeline's `settled`, the upstream
- * runner's observer); gauges read their sources at scrape time, so an idle server does nothing.
- * This module imports nothing from the rest of the code: the HTTP layer hands it its sources.
+ * runtime's events); gauges read their sources at scrape time, so an idle server does nothing.
+ * This module imports only types from the rest of the code: the HTTP layer hands it its sources.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { RuntimeEvent } from '../core/upstream-events.ts';
 import { ConfigError, type EnvReader } from '../core/env.ts';
 
 export interface MetricsSettings {
@@ -29,6 +30,13 @@ export interface MetricsSources {
   pools(): Array<{ pool: string; workers: number; busy: number; queued: number; recycled?: number }>;
   /** Credit holds of requests in flight (or left by a stopped process until swept). */
   holds(): Promise<{ count: number; credits: number }>;
+  /**
+   * The circuits that are not closed and clean, as the breaker's store keeps them (shared by
+   * every replica in scaled mode): `openUntil` > 0 while open or half-open. Optional: without it
+   * the circuit gauge follows this process's circuit events only, and a replica whose circuit
+   * another replica closed would go on saying open.
+   */
+  circuits?(): Promise<Map<string, { openUntil: number }>>;
 }
 
 /** Seconds; from a cached search (~ms) to a 30-page scanned PDF (~a minute). */
@@ -39,8 +47,11 @@ export class GleanerMetrics {
   readonly #requests: Counter<'method' | 'route' | 'status'>;
   readonly #latency: Histogram<'method' | 'route'>;
   readonly #credits: Counter<'product' | 'outcome'>;
-  readonly #upstreams: Counter<'adapter' | 'operation' | 'verdict'>;
-  readonly #upstreamLatency: Histogram<'adapter'>;
+  readonly #upstreams: Counter<'upstream' | 'operation' | 'verdict'>;
+  readonly #upstreamLatency: Histogram<'upstream' | 'operation'>;
+  readonly #circuitOpen: Gauge<'upstream'>;
+  /** Upstreams whose circuit has a series (never dropped: a closed circuit reads 0, not nothing). */
+  readonly #circuitSeen: Set<string>;
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
@@ -61,11 +72,44 @@ export class GleanerMetrics {
     });
     this.#upstreams = new Counter({
       name: 'gleaner_upstream_calls_total',
-      help: 'Upstream calls by adapter, operation and verdict (ok, empty, not_found, blocked, changed, timeout, failed, aborted).',
-      labelNames: ['adapter', 'operation', 'verdict'],
+      help: 'Upstream calls by upstream, operation and verdict (ok, empty, not_found, blocked, changed, timeout, unreachable, suspended, aborted).',
+      labelNames: ['upstream', 'operation', 'verdict'],
       registers,
     });
-    this.#upstreamLatency = new Histogram({ name: 'gleaner_upstream_duration_seconds', help: 'Upstream call time, by adapter.', labelNames: ['adapter'], buckets: LATENCY_BUCKETS, registers });
+    this.#upstreamLatency = new Histogram({
+      name: 'gleaner_upstream_duration_seconds',
+      help: 'Upstream call time, by upstream and operation (calls that reached the upstream or tried to: not suspended or aborted ones).',
+      labelNames: ['upstream', 'operation'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    const known = new Set<string>();
+    this.#circuitSeen = known;
+    this.#circuitOpen = new Gauge({
+      name: 'gleaner_upstream_circuit_open',
+      help: "1 while the upstream's circuit is open or half-open (its calls are suspended), 0 once closed.",
+      labelNames: ['upstream'],
+      registers,
+      // The breaker's store, when given, is the truth: another replica may have opened or closed a
+      // circuit without this process hearing of it. Upstreams already reported and no longer open
+      // go to 0; a store that does not answer leaves the values the events set.
+      async collect() {
+        if (!sources.circuits) return;
+        let states: Map<string, { openUntil: number }>;
+        try {
+          states = await sources.circuits();
+        } catch {
+          return;
+        }
+        for (const upstream of known) if (!(states.get(upstream)?.openUntil ?? 0)) this.set({ upstream }, 0);
+        for (const [upstream, state] of states) {
+          if (state.openUntil > 0) {
+            known.add(upstream);
+            this.set({ upstream }, 1);
+          }
+        }
+      },
+    });
     new Gauge({
       name: 'gleaner_pool_workers',
       help: 'Workers of each started pool (pdf threads, OCR engines, browser instances, web page conversion processes).',
@@ -138,9 +182,22 @@ export class GleanerMetrics {
     if (event.released > 0) this.#credits.inc({ product: event.product, outcome: 'released' }, event.released);
   }
 
-  upstream(event: { upstream: string; operation: string; verdict: string; durationMs: number }): void {
-    this.#upstreams.inc({ adapter: event.upstream, operation: event.operation, verdict: event.verdict });
-    this.#upstreamLatency.observe({ adapter: event.upstream }, event.durationMs / 1000);
+  /**
+   * One upstream runtime event: a call counts by its verdict; a circuit change sets the upstream's
+   * gauge (an upstream whose circuit never changed has no series). Calls that say nothing about
+   * the upstream's speed stay out of the latency histogram: `aborted` (the caller left) and
+   * `suspended` (not called at all, the circuit is open).
+   */
+  upstream(event: RuntimeEvent): void {
+    if (event.type === 'circuit') {
+      this.#circuitSeen.add(event.upstream);
+      this.#circuitOpen.set({ upstream: event.upstream }, event.state === 'closed' ? 0 : 1);
+      return;
+    }
+    this.#upstreams.inc({ upstream: event.upstream, operation: event.operation, verdict: event.verdict });
+    if (event.verdict !== 'aborted' && event.verdict !== 'suspended') {
+      this.#upstreamLatency.observe({ upstream: event.upstream, operation: event.operation }, event.durationMs / 1000);
+    }
   }
 
   get contentType(): string {

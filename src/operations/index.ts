@@ -12,3 +12,4 @@ export { createToken, listTokens, revokeToken, rotateToken } from './tokens.ts';
 export { grantCredits, setCredits, showCredits, auditCredits, type BalanceChange } from './credits.ts';
 export { listPlans, assignPlan, renewPlans } from './plans.ts';
 export { listPrices, setPrice } from './prices.ts';
+export { upstreamReport, upstreamReportRows, type UpstreamReport } from './upstreams.ts';

@@ -6,6 +6,7 @@
 import { parseArgs } from 'node:util';
 import { isProduct, PRODUCTS, type Product } from '../credits/products.ts';
 import { migrate } from '../storage/migrate.ts';
+import { seedPrices } from '../credits/prices.ts';
 import * as operations from '../operations/index.ts';
 import { OperationError, rules, type Issue, type OperationStores } from '../operations/index.ts';
 
@@ -38,6 +39,8 @@ export const USAGE = `Usage: gleaner <command> [options] [--json]
   plans renew [--user <id>] [--product <p>]               reset balances to their plan's credits
   prices list
   prices set --operation <op> --credits <n>
+  upstreams                                               the drift report: which upstream drifted or is blocking us
+  upstreams probe                                         one harmless call per configured upstream now; exit 1 unless all are ok
 
 Products: ${PRODUCTS.join(', ')}.`;
 
@@ -108,6 +111,7 @@ const COMMANDS = new Set([
   'plans renew',
   'prices list',
   'prices set',
+  'upstreams',
 ]);
 
 /** "credits grant --user 1" → key "credits grant" and the options after it. */
@@ -138,7 +142,10 @@ async function run(stores: OperatorServices, key: string, args: string[]): Promi
   switch (key) {
     case 'migrate': {
       parse(args, []);
-      return { applied: await migrate(stores.db) };
+      const applied = await migrate(stores.db);
+      // Operations added since the last run get their default price; prices already set are kept.
+      await seedPrices(stores.db);
+      return { applied };
     }
     case 'users create': {
       const v = parse(args, ['name', 'email']);
@@ -202,6 +209,12 @@ async function run(stores: OperatorServices, key: string, args: string[]): Promi
     case 'prices set': {
       const v = parse(args, ['operation', 'credits']);
       return operations.setPrice(stores, { operation: text(v, 'operation'), credits: wholeNumber(v, 'credits') });
+    }
+    case 'upstreams': {
+      // A table to read (rows the front end prints as one), or the report itself with --json.
+      const v = parse(args, []);
+      const report = await operations.upstreamReport(stores);
+      return v.json ? report : operations.upstreamReportRows(report);
     }
     default:
       throw new Error(`The command "${key}" is listed but not implemented.`);

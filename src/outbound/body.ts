@@ -10,7 +10,6 @@ import {
   createBrotliDecompress,
   createGunzip,
   createInflate,
-  createInflateRaw,
   createZstdDecompress,
 } from 'node:zlib';
 import { BodyTooLargeError } from './errors.ts';

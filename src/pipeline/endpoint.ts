@@ -85,6 +85,18 @@ export interface EndpointResult<B = unknown> {
  */
 export type DocumentedError = number | { status: number; message: string; description?: string };
 
+/**
+ * The price table as a row's description may quote it. Prices change at run time (`gleaner prices
+ * set`), so a description that names one is a function of this, filled in from the current table
+ * when /openapi.json is asked for.
+ */
+export interface PriceText {
+  /** The price of one unit of `operation`, in credits. */
+  price(operation: Operation): number;
+  /** The same as words: "3 credits", "1 credit". */
+  credits(operation: Operation): string;
+}
+
 interface RowShape<I, F extends Fields, S extends TSchema> {
   method: HttpMethod;
   /**
@@ -95,7 +107,8 @@ interface RowShape<I, F extends Fields, S extends TSchema> {
   /** OpenAPI style: path parameters in braces (`/admin/users/{user}`), each a schema field with `in: 'path'`. */
   path: string;
   summary: string;
-  description?: string;
+  /** For the docs; a function of the price table when it quotes prices (see `PriceText`). */
+  description?: string | ((prices: PriceText) => string);
   tag: string;
   /** Where the input comes from: the JSON body (merged over the query string) or the query. */
   input: 'body' | 'query';

@@ -26,14 +26,21 @@ export interface ValidationServices {
 }
 
 /**
- * One validation rule. `T` is what a value that passes it is known to be (`string()` → string):
- * a field's value type is the intersection over its rules, which types each endpoint's handler
- * input from its schema (pipeline/endpoint.ts). It exists only for the type checker.
+ * One validation rule. `T` is what a value that passes it is known to be (`string()` → string),
+ * or, for a rule with `transform`, what the value becomes: a field's value type is its last
+ * transforming rule's `T`, else the intersection over its rules, which types each endpoint's
+ * handler input from its schema (pipeline/endpoint.ts).
  */
 export interface Rule<T = unknown> {
   readonly name: string;
   /** Never set: carries `T` for the type checker (invariant, so that a list of rules keeps each one's type). */
   readonly valueType?: (value: T) => T;
+  /**
+   * What the value becomes for the handler (a post URL → the post's id, "12" → 12). Every rule
+   * checks the value as sent (trimmed); once all of them passed, the field's last transforming
+   * rule turns that same value, or the field's default, into the one the handler reads.
+   */
+  readonly transform?: (value: unknown) => T;
   /** Implicit rules run on absent fields too (Laravel's "implicit" rules). */
   readonly implicit?: boolean;
   /** Skipped when an earlier rule of the field failed (checks that are only meaningful, or only
@@ -44,7 +51,15 @@ export interface Rule<T = unknown> {
   describe?(schema: JsonSchema): void;
 }
 
+/** A rule that says what the value becomes (see `Rule.transform`). */
+export interface TransformRule<T> extends Rule<T> {
+  readonly transform: (value: unknown) => T;
+}
+
 const NUMERIC_RULES = new Set(['integer', 'numeric']);
+
+/** How messages name a field: its name with underscores as spaces (`per_page` → "per page"). */
+export const attributeName = (field: string) => field.replace(/_/g, ' ');
 const INTEGER_TEXT = /^[+-]?(0|[1-9]\d*)$/;
 
 /** What fails Laravel's `required`: nothing, null, a blank string, an empty array or object
@@ -121,6 +136,36 @@ export const required = (): RequiredRule => ({
   message: (attr) => `The ${attr} field is required.`,
 });
 
+/** `required_without:other`: the field must be present when `other` is not. */
+export interface RequiredWithoutRule<O extends string> extends Rule<PresenceMark> {
+  readonly implicit: true;
+  readonly requiredWithout: O;
+}
+
+/** Laravel's `required_without:other`: present (not blank) unless `other` is. */
+export const requiredWithout = <const O extends string>(other: O): RequiredWithoutRule<O> => ({
+  requiredWithout: other,
+  name: 'required_without',
+  implicit: true,
+  needsValid: false,
+  check: (value, ctx) => !isBlank(value) || !isBlank(ctx.input[other]),
+  message: (attr) => `The ${attr} field is required when ${attributeName(other)} is not present.`,
+});
+
+/** `prohibits:other`: when the field is present, `other` is not. */
+export interface ProhibitsRule<O extends string> extends Rule<unknown> {
+  readonly prohibits: O;
+}
+
+/** Laravel's `prohibits:other`: a field that is present forbids `other` (reported whatever the field's other rules found). */
+export const prohibits = <const O extends string>(other: O): ProhibitsRule<O> => ({
+  prohibits: other,
+  name: 'prohibits',
+  needsValid: false,
+  check: (_value, ctx) => isBlank(ctx.input[other]),
+  message: (attr) => `The ${attr} field prohibits ${attributeName(other)} from being present.`,
+});
+
 export const string = (): Rule<string> => ({
   name: 'string',
   check: (value) => typeof value === 'string',
@@ -128,16 +173,18 @@ export const string = (): Rule<string> => ({
   describe: (s) => void (s.type ??= 'string'),
 });
 
-export const integer = (): Rule<number> => ({
+export const integer = (): TransformRule<number> => ({
   name: 'integer',
   check: isIntegerLike,
+  transform: (value) => Number(value),
   message: (attr) => `The ${attr} must be an integer.`,
   describe: (s) => void (s.type = 'integer'),
 });
 
-export const boolean = (): Rule<boolean> => ({
+export const boolean = (): TransformRule<boolean> => ({
   name: 'boolean',
   check: (value) => [true, false, 0, 1, '0', '1'].includes(value as never),
+  transform: (value) => value === true || value === 1 || value === '1',
   message: (attr) => `The ${attr} field must be true or false.`,
   describe: (s) => void (s.type = 'boolean'),
 });
@@ -247,6 +294,39 @@ export function custom(
     describe: options.describe,
   };
 }
+
+/**
+ * A rule that reads the value as it checks it: the value passes when `parse` answers something
+ * (not null), and that answer is what the handler gets (`'r/AskReddit'` → `'AskReddit'`). Like
+ * `custom`, it is skipped when an earlier rule of the field failed. `parse` sees the value as
+ * sent, so it checks its type itself.
+ */
+export function parsed<T>(
+  name: string,
+  parse: (value: unknown) => T | null,
+  message: string | ((attr: string) => string),
+  options: { describe?: (s: JsonSchema) => void } = {},
+): TransformRule<T> {
+  return {
+    name,
+    check: (value) => parse(value) !== null,
+    transform: (value) => {
+      const result = parse(value);
+      if (result === null) throw new Error(`The ${name} rule was asked for the value of input it refuses.`);
+      return result;
+    },
+    message: typeof message === 'string' ? () => message : message,
+    needsValid: true,
+    describe: options.describe,
+  };
+}
+
+/**
+ * Laravel's `regex` rule ("The :attribute format is invalid."), with a parser for a regular
+ * expression: a string `parse` reads (not null) passes, and its reading is the field's value.
+ */
+export const format = <T>(parse: (value: string) => T | null): TransformRule<T> =>
+  parsed('regex', (value) => (typeof value === 'string' ? parse(value) : null), (attr) => `The ${attr} format is invalid.`);
 
 /** The value as an absolute http(s) URL with a host, or null (a rule's check: it never throws). */
 export function httpUrlOrNull(value: string): URL | null {

@@ -2,8 +2,20 @@
  * A request schema: fields with their rules, defaults and docs. The same object validates
  * requests (Laravel 8 behaviour and messages) and generates the OpenAPI description.
  */
-import { isAbsent, isIntegerLike, type JsonSchema, type RequiredRule, type Rule, type RuleContext, type ValidationServices } from './rules.ts';
+import {
+  attributeName,
+  isAbsent,
+  type JsonSchema,
+  type ProhibitsRule,
+  type RequiredRule,
+  type RequiredWithoutRule,
+  type Rule,
+  type RuleContext,
+  type ValidationServices,
+} from './rules.ts';
 import type { FieldErrors } from '../core/errors.ts';
+
+export { attributeName };
 
 export interface Field {
   rules: readonly Rule<any>[];
@@ -25,14 +37,37 @@ export interface Schema<F extends Fields = Fields> {
   refine?(input: Record<string, unknown>, errors: FieldErrors): void | Promise<void>;
 }
 
-/** What a value passing every rule of a field is: the intersection of its rules' types. */
-type FieldValue<F extends Field> = [
-  F['rules'][number] extends infer R ? (R extends RequiredRule ? (value: unknown) => void : R extends Rule<infer T> ? (value: T) => void : never) : never,
-] extends [
+/**
+ * Declares a field, keeping its exact type (literal `in: 'path'`, the tuple of its rules) for
+ * fields written apart from their schema, e.g. one shared by several rows.
+ */
+export const field = <const F extends Field>(definition: F): F => definition;
+
+/** Rules that make a field present without a value type of their own. */
+type PresenceRule = RequiredRule | RequiredWithoutRule<string>;
+
+/** What a value passing every rule of a field is known to be: the intersection of their types. */
+type CheckedValue<R> = [R extends infer Each ? (Each extends PresenceRule ? (value: unknown) => void : Each extends Rule<infer T> ? (value: T) => void : never) : never] extends [
   (value: infer V) => void,
 ]
   ? V
   : never;
+
+type Transforming = { readonly transform: (value: unknown) => unknown };
+
+/** The result type of a list's last transforming rule as `[T]`, or `[]` when none transforms. */
+type LastTransform<R extends readonly unknown[]> = R extends readonly [...infer Init, infer Last]
+  ? Last extends { readonly transform: (value: unknown) => infer T }
+    ? [T]
+    : LastTransform<Init>
+  : R extends readonly []
+    ? []
+    : [Extract<R[number], Transforming>] extends [never]
+      ? []
+      : [Extract<R[number], Transforming> extends { readonly transform: (value: unknown) => infer T } ? T : never];
+
+/** The handler's value of a field: what its last transforming rule makes of it, else what its rules know it is. */
+type FieldValue<F extends Field> = LastTransform<F['rules']> extends [infer T] ? T : CheckedValue<F['rules'][number]>;
 
 /** Present after validation: required, a path parameter, or given a default. */
 type IsPresent<F extends Field> = [Extract<F['rules'][number], RequiredRule>] extends [never]
@@ -41,21 +76,47 @@ type IsPresent<F extends Field> = [Extract<F['rules'][number], RequiredRule>] ex
     : false
   : true;
 
-type Flatten<T> = { [K in keyof T]: T[K] } & {};
+/** The field a `required_without` or `prohibits` rule of the field names, or never. */
+type RequiredWithoutOf<F extends Field> = F['rules'][number] extends infer R ? (R extends RequiredWithoutRule<infer O> ? O : never) : never;
+type ProhibitsOf<F extends Field> = F['rules'][number] extends infer R ? (R extends ProhibitsRule<infer O> ? O : never) : never;
+
+type Given<F extends Fields, K extends keyof F> = { [P in K]: FieldValue<F[P]> };
+type NotGiven<K extends PropertyKey> = { [P in K]?: undefined };
+
+/** `required_without:other` on K: K is given, or `other` is. `prohibits:other` on K: not both. */
+type CrossFieldRules<F extends Fields, K extends keyof F> = ([RequiredWithoutOf<F[K]>] extends [never]
+  ? unknown
+  : Given<F, K> | (NotGiven<K> & Given<F, RequiredWithoutOf<F[K]> & keyof F>)) &
+  ([ProhibitsOf<F[K]>] extends [never] ? unknown : NotGiven<K> | (Given<F, K> & NotGiven<ProhibitsOf<F[K]>>));
+
+/** Every field's cross-field rules at once (boxed, so that each field's alternatives stay a union). */
+type AllCrossFieldRules<F extends Fields> = [keyof F] extends [never]
+  ? unknown
+  : ({ [K in keyof F]: { rules: CrossFieldRules<F, K> } }[keyof F] extends infer Boxes
+      ? (Boxes extends unknown ? (box: Boxes) => void : never) extends (box: infer All extends { rules: unknown }) => void
+        ? All['rules']
+        : unknown
+      : unknown);
+
+/** A member of the input union no request can match: a required field whose type is never. */
+type Impossible<T> = { [K in keyof T]-?: {} extends Pick<T, K> ? never : [T[K]] extends [never] ? K : never }[keyof T];
+
+/** Each possible shape of the input, flattened for readable types. */
+type Shapes<T> = T extends unknown ? ([Impossible<T>] extends [never] ? { [K in keyof T]: T[K] } : never) : never;
 
 /**
  * The handler's input, typed from the request schema: `{ query: string; page: number; time_range?: … }`.
- * Reading a field the schema does not declare fails the type check.
+ * A field's type is what its rules let through, or what its transforming rule makes of it; fields
+ * tied by `required_without` and `prohibits` make a union (`{ url: string; id?: undefined } |
+ * { url?: undefined; id: string }`). Reading a field the schema does not declare fails the type check.
  */
-export type InputOf<F extends Fields> = Flatten<
+export type InputOf<F extends Fields> = Shapes<
   { [K in keyof F as IsPresent<F[K]> extends true ? K : never]: FieldValue<F[K]> } & {
     [K in keyof F as IsPresent<F[K]> extends true ? never : K]?: FieldValue<F[K]>;
-  }
+  } & AllCrossFieldRules<F>
 >;
 
 export type ValidationResult = { ok: true; value: Record<string, unknown> } | { ok: false; errors: FieldErrors };
-
-export const attributeName = (field: string) => field.replace(/_/g, ' ');
 
 /** Refuses every outside look-up: for schemas whose rules never need one. */
 const NO_SERVICES: ValidationServices = {
@@ -104,17 +165,19 @@ async function validateField(name: string, field: Field, input: Record<string, u
   return messages;
 }
 
-/** Valid (trimmed) input → typed values: integers from numeric strings, booleans from 0/1, defaults. */
+/**
+ * Valid (trimmed) input → the handler's values: defaults for absent fields, then what each field's
+ * last transforming rule makes of the value (integers from numeric strings, booleans from 0/1, a
+ * post URL → its id).
+ */
 function coerce(schema: Schema, input: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [name, field] of Object.entries(schema.fields)) {
     let value = input[name];
     if (isAbsent(value)) value = field.default;
     if (value === undefined) continue;
-    const kinds = new Set(field.rules.map((r) => r.name));
-    if (kinds.has('integer') && isIntegerLike(value)) value = Number(value);
-    if (kinds.has('boolean')) value = value === true || value === 1 || value === '1';
-    out[name] = value;
+    const transform = field.rules.findLast((rule) => rule.transform !== undefined)?.transform;
+    out[name] = transform && value !== null ? transform(value) : value;
   }
   return out;
 }

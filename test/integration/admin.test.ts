@@ -177,6 +177,25 @@ describe('credits, plans and prices', () => {
     assert.deepEqual(unknown.body.errors, { operation: ['The selected operation is invalid.'] });
   });
 
+  test('prices quoted by /openapi.json and the docs page follow the price table', async () => {
+    const quoted = async () => {
+      const served = (await service.call('GET', '/openapi.json')).body;
+      const docsPage = (await (await fetch(`${service.url}/docs/json`)).json()) as typeof served;
+      assert.equal(docsPage.paths['/v1/image'].post.description, served.paths['/v1/image'].post.description, 'the docs page reads the same document');
+      return { image: served.paths['/v1/image'].post.description, pdf: served.paths['/v1/pdf'].post.description };
+    };
+    assert.match((await quoted()).image, /Costs 3 credits on success\./);
+    await asOwner('PUT', '/admin/prices/image', { credits: 1 });
+    try {
+      const changed = await quoted();
+      assert.match(changed.image, /Costs 1 credit on success\./);
+      assert.match(changed.pdf, /costs the image price \(1\) on top/);
+    } finally {
+      await asOwner('PUT', '/admin/prices/image', { credits: 3 });
+    }
+    assert.match((await quoted()).image, /Costs 3 credits on success\./);
+  });
+
   test('Stripe customers: link, one user per customer (409), unlink', async () => {
     const [a, b] = [await service.user(), await service.user()];
     const badFormat = await asOwner('PUT', `/admin/users/${a.id}/stripe`, { customer: 'sk_live_123' });

@@ -1,7 +1,8 @@
 /**
  * GET /metrics is never public by accident (no METRICS_* → no route; METRICS_TOKEN → bearer only;
- * METRICS_PORT → its own listener), reports requests, credits, upstream verdicts, pools and holds;
- * GET /ready checks the database, migrations and pools while /health stays liveness only.
+ * METRICS_PORT → its own listener), reports requests, credits, upstream verdicts, latency and
+ * circuits, pools and holds; GET /ready checks the database, migrations and pools while /health
+ * stays liveness only.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,6 +10,7 @@ import { startTestService } from '../support/service.ts';
 import { startFakeUpstream } from '../support/fake-upstream.ts';
 import { TEST_ENDPOINTS } from '../support/work-endpoint.ts';
 import { readiness } from '../../src/http/readiness.ts';
+import type { Adapter } from '../../src/adapters/kit/types.ts';
 
 const TOKEN = 'metrics-token-0123456789';
 
@@ -31,7 +33,17 @@ test('without METRICS_PORT or METRICS_TOKEN there is no /metrics route', async (
   }
 });
 
-test('METRICS_TOKEN: bearer only; requests, credits, upstream verdicts, holds and process metrics', async () => {
+/** A GET of `path` on the fake upstream, read as `verdict`. */
+function fakeAdapter(upstream: string, path: string, verdict: 'ok' | 'blocked'): Adapter<void, number> {
+  return {
+    upstream,
+    operation: 'page',
+    buildRequest: (_params, { baseUrl }) => ({ method: 'GET', url: `${baseUrl}${path}`, headers: {} }),
+    parse: () => (verdict === 'ok' ? { kind: 'ok', value: 1 } : { kind: 'blocked', reason: 'captcha' }),
+  };
+}
+
+test('METRICS_TOKEN: bearer only; requests, credits, upstream verdicts and circuits, holds and process metrics', async () => {
   const upstream = await startFakeUpstream();
   const service = await startTestService({ METRICS_TOKEN: TOKEN }, { endpoints: TEST_ENDPOINTS });
   try {
@@ -42,11 +54,17 @@ test('METRICS_TOKEN: bearer only; requests, credits, upstream verdicts, holds an
     assert.equal((await service.call('POST', '/v1/test/work', { token: user.token, body: { cost: 4, outcome: 'fail' } })).status, 400);
 
     upstream.handle((hit) => (hit.path === '/slow' ? { status: 200, body: 'late', delayMs: 2000 } : { status: 200, body: 'fine' }));
-    const runner = service.services.capabilities.upstreams;
-    const options = { upstream: 'fake', operation: 'page', timeoutMs: 1000 };
-    await runner.run({ method: 'GET', url: `${upstream.url}/ok`, headers: {} }, () => ({ kind: 'ok', value: 1 }), options);
-    await runner.run({ method: 'GET', url: `${upstream.url}/blocked`, headers: {} }, () => ({ kind: 'blocked', reason: 'captcha' }), options);
-    await runner.run({ method: 'GET', url: `${upstream.url}/slow`, headers: {} }, () => ({ kind: 'ok', value: 1 }), options);
+    const runtime = service.services.capabilities.runtime;
+    const fake = runtime.upstream({ timeoutMs: 1000, baseUrl: upstream.url, retry: false });
+    assert.equal((await fake.call(fakeAdapter('fake', '/ok', 'ok'), undefined, {})).kind, 'ok');
+    assert.equal((await fake.call(fakeAdapter('fake', '/slow', 'ok'), undefined, {})).kind, 'timeout');
+    // A block opens the circuit at once: the next call is not made.
+    assert.equal((await fake.call(fakeAdapter('fake', '/blocked', 'blocked'), undefined, {})).kind, 'blocked');
+    assert.equal((await fake.call(fakeAdapter('fake', '/ok', 'ok'), undefined, {})).kind, 'suspended');
+    // A caller that leaves: counted, but not as the upstream's latency.
+    const leaving = new AbortController();
+    setTimeout(() => leaving.abort(new Error('the client went away')), 200);
+    await assert.rejects(fake.call(fakeAdapter('fake-other', '/slow', 'ok'), undefined, { signal: leaving.signal }), /went away/);
 
     const scrape = await service.call('GET', '/metrics', { token: TOKEN });
     assert.equal(scrape.status, 200);
@@ -57,9 +75,15 @@ test('METRICS_TOKEN: bearer only; requests, credits, upstream verdicts, holds an
     assert.equal(sample(text, 'gleaner_http_request_duration_seconds_count', { route: '/v1/test/work' }), 2);
     assert.equal(sample(text, 'gleaner_credits_total', { product: 'scraping', outcome: 'charged' }), 3);
     assert.equal(sample(text, 'gleaner_credits_total', { product: 'scraping', outcome: 'released' }), 2 + 4);
-    assert.equal(sample(text, 'gleaner_upstream_calls_total', { adapter: 'fake', verdict: 'ok' }), 1);
-    assert.equal(sample(text, 'gleaner_upstream_calls_total', { adapter: 'fake', verdict: 'blocked' }), 1);
-    assert.equal(sample(text, 'gleaner_upstream_calls_total', { adapter: 'fake', verdict: 'timeout' }), 1);
+    for (const verdict of ['ok', 'timeout', 'blocked', 'suspended']) {
+      assert.equal(sample(text, 'gleaner_upstream_calls_total', { upstream: 'fake', operation: 'page', verdict }), 1, verdict);
+    }
+    assert.equal(sample(text, 'gleaner_upstream_duration_seconds_count', { upstream: 'fake', operation: 'page' }), 3, 'the suspended call is not timed');
+    assert.ok((sample(text, 'gleaner_upstream_duration_seconds_sum', { upstream: 'fake', operation: 'page' }) ?? 0) >= 1, 'the timed-out call took its second');
+    assert.equal(sample(text, 'gleaner_upstream_circuit_open', { upstream: 'fake' }), 1);
+    assert.equal(sample(text, 'gleaner_upstream_calls_total', { upstream: 'fake-other', verdict: 'aborted' }), 1);
+    assert.equal(sample(text, 'gleaner_upstream_duration_seconds_count', { upstream: 'fake-other' }), undefined, 'an aborted call is not timed');
+    assert.equal(sample(text, 'gleaner_upstream_circuit_open', { upstream: 'fake-other' }), undefined, 'a circuit that never opened has no series');
     assert.equal(sample(text, 'gleaner_credit_holds'), 0);
     assert.ok((sample(text, 'gleaner_process_resident_memory_bytes') ?? 0) > 0, 'default process metrics');
   } finally {

@@ -10,5 +10,11 @@ import { TEST_ENDPOINTS } from './work-endpoint.ts';
 const service = await startService(loadConfig(), { endpoints: TEST_ENDPOINTS, logger: false, bootstrapOwner: false });
 process.stdout.write(`LISTENING ${service.url}\n`);
 process.once('SIGTERM', () => {
-  service.close().then(() => process.exit(0));
+  service.close().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error('closing the test server failed:', error);
+      process.exit(1);
+    },
+  );
 });

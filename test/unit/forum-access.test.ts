@@ -3,6 +3,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AppTokenCache, refreshMarginMs, type TokenFetch } from '../../src/adapters/reddit/token.ts';
 import { RateBudget } from '../../src/adapters/reddit/rate-budget.ts';
+import { rateBudgetInterceptor, tokenInterceptor } from '../../src/adapters/reddit/client.ts';
+import type { Exchange } from '../../src/adapters/kit/runtime.ts';
+import type { UpstreamRequest } from '../../src/adapters/kit/types.ts';
 import { commentContextAdapter, commentInfoAdapter, listingAdapter, searchAdapter, threadAdapter, tokenAdapter, userSubmittedAdapter } from '../../src/adapters/reddit/requests.ts';
 
 function clock(start = 1_000_000) {
@@ -95,11 +98,31 @@ test('the budget: spent remaining refuses until the reset; a 429 refuses for the
   assert.deepEqual(budget.take(), { ok: true });
 });
 
-const access = { userAgent: 'test-agent/1.0' };
+const access = { oauth: false, userAgent: 'test-agent/1.0' };
+const oauthAccess = { oauth: true, userAgent: 'test-agent/1.0' };
 const context = { baseUrl: 'https://oauth.reddit.com', now: new Date(0) };
 
-test('requests: OAuth paths with the bearer token, anonymous .json paths, raw_json=1 and the User-Agent always', () => {
-  const oauth = listingAdapter.buildRequest({ subreddit: 'AskReddit', sort: 'top', timeRange: 'week', limit: 50, after: 't3_x', access: { ...access, token: 'tok' } }, context);
+/** A request as the client sends it: through its token interceptor, with a cache holding `token`. */
+async function sentWithToken(request: UpstreamRequest, token = 'tok'): Promise<UpstreamRequest> {
+  const tokens = new AppTokenCache(async () => ({ kind: 'ok', value: { accessToken: token, expiresInSeconds: 3600 } }));
+  let sent: UpstreamRequest | undefined;
+  await tokenInterceptor(tokens)(exchangeOf(request), async (exchange) => {
+    sent = exchange.request;
+    return { outcome: { kind: 'empty' }, response: { status: 200, url: exchange.request.url, headers: {}, body: '' } };
+  });
+  assert.ok(sent, 'the request was sent');
+  return sent;
+}
+
+function exchangeOf(request: UpstreamRequest): Exchange {
+  return { upstream: 'reddit', operation: 'test', request, idempotent: true, signal: new AbortController().signal, deadline: Date.now() + 10_000, log: { warn() {} }, notes: {} };
+}
+
+test('requests: OAuth paths with the bearer token, anonymous .json paths, raw_json=1 and the User-Agent always', async () => {
+  const built = listingAdapter.buildRequest({ subreddit: 'AskReddit', sort: 'top', timeRange: 'week', limit: 50, after: 't3_x', access: oauthAccess }, context);
+  // The adapter is pure: the token is the client's interceptor's to add, never the adapter's.
+  assert.equal(built.headers.Authorization, undefined);
+  const oauth = await sentWithToken(built);
   assert.equal(oauth.url, 'https://oauth.reddit.com/r/AskReddit/top?raw_json=1&limit=50&t=week&after=t3_x');
   assert.equal(oauth.headers.Authorization, 'Bearer tok');
   assert.equal(oauth.headers['User-Agent'], 'test-agent/1.0');
@@ -107,16 +130,46 @@ test('requests: OAuth paths with the bearer token, anonymous .json paths, raw_js
   const anonymous = listingAdapter.buildRequest({ subreddit: 'pics+funny', sort: 'hot', timeRange: 'week', limit: 25, access }, { ...context, baseUrl: 'https://www.reddit.com/' });
   assert.equal(anonymous.url, 'https://www.reddit.com/r/pics+funny/hot.json?raw_json=1&limit=25'); // t= only for top/controversial
   assert.equal(anonymous.headers.Authorization, undefined);
+  assert.equal(anonymous.headers['User-Agent'], 'test-agent/1.0');
 
   const search = searchAdapter.buildRequest({ query: 'praw oauth', subreddit: 'redditdev', sort: 'new', timeRange: 'all', limit: 10, access }, context);
   assert.equal(search.url, 'https://oauth.reddit.com/r/redditdev/search.json?raw_json=1&q=praw+oauth&sort=new&t=all&limit=10&restrict_sr=1&type=link');
-  const everywhere = searchAdapter.buildRequest({ query: 'q', limit: 25, access: { ...access, token: 't' } }, context);
+  const everywhere = searchAdapter.buildRequest({ query: 'q', limit: 25, access: oauthAccess }, context);
   assert.equal(everywhere.url, 'https://oauth.reddit.com/search?raw_json=1&q=q&limit=25&type=link');
 
   assert.equal(threadAdapter.buildRequest({ postId: '2gmzqe', access }, context).url, 'https://oauth.reddit.com/comments/2gmzqe.json?raw_json=1');
-  assert.equal(commentInfoAdapter.buildRequest({ commentId: 'cklhv0f', access: { ...access, token: 't' } }, context).url, 'https://oauth.reddit.com/api/info?raw_json=1&id=t1_cklhv0f');
-  assert.equal(commentContextAdapter.buildRequest({ postId: '2gmzqe', commentId: 'cklhv0f', access: { ...access, token: 't' } }, context).url, 'https://oauth.reddit.com/comments/2gmzqe/_/cklhv0f?raw_json=1');
-  assert.equal(userSubmittedAdapter.buildRequest({ username: 'spez', after: 't3_a', access: { ...access, token: 't' } }, context).url, 'https://oauth.reddit.com/user/spez/submitted?raw_json=1&limit=25&after=t3_a');
+  assert.equal(commentInfoAdapter.buildRequest({ commentId: 'cklhv0f', access: oauthAccess }, context).url, 'https://oauth.reddit.com/api/info?raw_json=1&id=t1_cklhv0f');
+  assert.equal(commentContextAdapter.buildRequest({ postId: '2gmzqe', commentId: 'cklhv0f', access: oauthAccess }, context).url, 'https://oauth.reddit.com/comments/2gmzqe/_/cklhv0f?raw_json=1');
+  assert.equal(userSubmittedAdapter.buildRequest({ username: 'spez', after: 't3_a', access: oauthAccess }, context).url, 'https://oauth.reddit.com/user/spez/submitted?raw_json=1&limit=25&after=t3_a');
+});
+
+test('the token interceptor: a 401 forgets the token and tries once more with a fresh one', async () => {
+  let issued = 0;
+  const tokens = new AppTokenCache(async () => ({ kind: 'ok', value: { accessToken: `tok-${++issued}`, expiresInSeconds: 3600 } }));
+  const seen: Array<string | undefined> = [];
+  const exchange = exchangeOf(threadAdapter.buildRequest({ postId: 'p1', access: oauthAccess }, context));
+  const answered = await tokenInterceptor(tokens)(exchange, async (current) => {
+    seen.push(current.request.headers.Authorization);
+    return { outcome: { kind: 'blocked', reason: 'unauthorized', status: 401 }, response: { status: 401, url: current.request.url, headers: {}, body: '' } };
+  });
+  assert.deepEqual(seen, ['Bearer tok-1', 'Bearer tok-2']); // once more, not forever
+  assert.equal(answered.response?.status, 401);
+  assert.equal(exchange.notes.tokenRefreshed, true);
+});
+
+test('the rate budget interceptor: once spent it answers blocked without calling', async () => {
+  const time = clock();
+  const budget = new RateBudget(time.now);
+  let calls = 0;
+  const send = async (current: Exchange) => {
+    calls += 1;
+    return { outcome: { kind: 'empty' as const }, response: { status: 200, url: current.request.url, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '30' }, body: '' } };
+  };
+  const interceptor = rateBudgetInterceptor(budget);
+  const request = threadAdapter.buildRequest({ postId: 'p1', access }, context);
+  assert.equal((await interceptor(exchangeOf(request), send)).outcome.kind, 'empty');
+  assert.deepEqual((await interceptor(exchangeOf(request), send)).outcome, { kind: 'blocked', reason: 'rate-limit budget spent, resets in 30 s' });
+  assert.equal(calls, 1);
 });
 
 test('the token request: client_credentials with HTTP Basic auth', () => {

@@ -15,7 +15,7 @@ const SRC = path.resolve(import.meta.dirname, '../../src');
 const LAYERS: string[][] = [
   ['core', 'metrics'],
   ['storage', 'validation'],
-  ['accounts', 'credits', 'history', 'throttle', 'outbound', 'billing'],
+  ['accounts', 'credits', 'history', 'throttle', 'outbound', 'billing', 'upstream-report'],
   ['browser'],
   ['adapters', 'extract'],
   ['config.ts', 'capabilities.ts', 'operations'],

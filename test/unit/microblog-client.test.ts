@@ -6,18 +6,24 @@ import { XClient } from '../../src/adapters/x/client.ts';
 import { AccountPool, MemoryPoolState } from '../../src/adapters/x/accounts.ts';
 import { DEFAULT_X_CONFIG_FILE, parseXConfig } from '../../src/adapters/x/config.ts';
 import { parseSessions } from '../../src/adapters/x/requests.ts';
-import type { UpstreamRunner } from '../../src/adapters/kit/runner.ts';
+import { createUpstreamRuntime } from '../../src/adapters/kit/runtime.ts';
 import type { UpstreamRequest, UpstreamResponse } from '../../src/adapters/kit/types.ts';
+import type { OutboundClient } from '../../src/outbound/types.ts';
 import { userBody, userResult } from '../support/microblog-fixtures.ts';
 
-function clientAnswering(answer: (request: UpstreamRequest) => Omit<UpstreamResponse, 'url'>) {
+function clientAnswering(answer: (request: UpstreamRequest) => Omit<UpstreamResponse, 'url' | 'bytes'>) {
   const logs: Array<{ details: Record<string, unknown>; message: string }> = [];
-  const runner = {
-    fetch: async (request: UpstreamRequest) => ({ url: request.url, ...answer(request) }),
-  } as unknown as UpstreamRunner;
+  const outbound: OutboundClient = {
+    async fetch(url, request) {
+      const upstreamRequest: UpstreamRequest = { url, method: (request.method ?? 'GET') as UpstreamRequest['method'], headers: request.headers ?? {} };
+      const answered = answer(upstreamRequest);
+      return { url, status: answered.status, headers: answered.headers, body: Buffer.from(answered.body), hops: [url] };
+    },
+    isPublicUrl: async () => true,
+  };
   const client = new XClient({
     config: parseXConfig(JSON.parse(readFileSync(DEFAULT_X_CONFIG_FILE, 'utf8'))),
-    runner,
+    runtime: createUpstreamRuntime({ outbound }),
     pool: new AccountPool(parseSessions(['secretauthA:secretcsrfA', 'secretauthB:secretcsrfB']), new MemoryPoolState()),
     baseUrls: { graphql: 'https://x.test', api: 'https://api.x.test', syndication: 'https://syn.x.test' },
     timeoutMs: 1000,
@@ -49,7 +55,10 @@ test('a sidelined session is named by position and hash, never by its cookies', 
 test('with no session left the failure says why', async () => {
   const { client, logs, log } = clientAnswering(() => ({ status: 429, headers: { 'content-type': 'application/json' }, body: '{"errors":[{"code":88}]}' }));
   const result = await client.search('q', 'latest', undefined, { log });
-  assert.deepEqual(result, { kind: 'unavailable', reason: 'no session left: rate-limited' });
+  // The reason names the verdict first, as every other failure's does.
+  assert.deepEqual(result, { kind: 'unavailable', reason: 'blocked: no session left: rate-limited' });
   assert.equal(logs.at(-1)?.details.operation, 'SearchTimeline');
   assert.equal(logs.at(-1)?.details.status, 429);
+  assert.equal(logs.at(-1)?.details.verdict, 'blocked');
+  assert.ok(!JSON.stringify(logs).includes('secret'), 'no cookie value in the log');
 });

@@ -6,7 +6,7 @@ import { AccountPool, MemoryPoolState, SIDELINE_MS } from '../../src/adapters/x/
 import { GuestTokens, GUEST_TOKEN_MAX_AGE_MS } from '../../src/adapters/x/guest-token.ts';
 import { PageTokens, searchScope, userScope } from '../../src/adapters/x/page-token.ts';
 import { DEFAULT_X_CONFIG_FILE, parseXConfig } from '../../src/adapters/x/config.ts';
-import { graphqlRequest, parseSessions } from '../../src/adapters/x/requests.ts';
+import { graphqlRequest, parseSessions, withGuestToken, withSession } from '../../src/adapters/x/requests.ts';
 import { xCapability } from '../../src/adapters/x/capability.ts';
 import { envReader } from '../../src/core/env.ts';
 
@@ -128,7 +128,13 @@ describe('configuration data file', () => {
 
   test('GraphQL requests: query id path, JSON parameters, session cookies and csrf header', () => {
     const config = parseXConfig(shipped);
-    const request = graphqlRequest(config, 'https://x.com', 'UserTweets', { userId: '5', cursor: 'C' }, { kind: 'session', session: { authToken: 'tok', ct0: 'csrf' } });
+    const bare = graphqlRequest(config, 'https://x.com', 'UserTweets', { userId: '5', cursor: 'C' });
+    // The request as built carries no credential: the client's interceptors add one.
+    assert.equal(bare.headers.cookie, undefined);
+    assert.equal(bare.headers['x-csrf-token'], undefined);
+    assert.equal(bare.headers['x-guest-token'], undefined);
+    const request = withSession(bare, { authToken: 'tok', ct0: 'csrf' });
+    assert.equal(request.url, bare.url);
     const url = new URL(request.url);
     assert.equal(url.pathname, `/i/api/graphql/${config.operations.UserTweets.queryId}/UserTweets`);
     const variables = JSON.parse(url.searchParams.get('variables') ?? '{}');
@@ -139,7 +145,7 @@ describe('configuration data file', () => {
     assert.equal(request.headers.cookie, 'auth_token=tok; ct0=csrf');
     assert.equal(request.headers['x-csrf-token'], 'csrf');
     assert.equal(request.headers.authorization, `Bearer ${config.bearerToken}`);
-    const guest = graphqlRequest(config, 'https://x.com', 'TweetResultByRestId', { tweetId: '1' }, { kind: 'guest', guestToken: '123' });
+    const guest = withGuestToken(graphqlRequest(config, 'https://x.com', 'TweetResultByRestId', { tweetId: '1' }), '123');
     assert.equal(guest.headers['x-guest-token'], '123');
     assert.equal(guest.headers.cookie, undefined);
   });

@@ -9,9 +9,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { buildOpenApi, defaultOperationId, schemaFromExample } from '../../src/http/openapi.ts';
+import { buildOpenApi, defaultOperationId, OpenApiDocument, schemaFromExample, type OpenApi } from '../../src/http/openapi.ts';
 import { ENDPOINTS } from '../../src/endpoints/table.ts';
 import { SEARCH_MESSAGES } from '../../src/endpoints/search.ts';
+import { OPERATION_DEFAULTS, type PriceTable } from '../../src/credits/prices.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const document = buildOpenApi(ENDPOINTS, { version: '0.0.0-test' });
@@ -55,6 +56,42 @@ test('derived operationIds and example schemas', () => {
     properties: { a: { type: 'integer' }, b: { type: 'array', items: { type: 'object', properties: { c: { type: 'string' } }, required: ['c'] } }, d: {} },
     required: ['a', 'b'],
   });
+});
+
+const describedAs = (doc: OpenApi, path: string) => (doc.paths[path].post as { description?: string }).description ?? '';
+
+test('costs are quoted from the price table: the defaults, or the table given', () => {
+  assert.match(describedAs(document, '/v1/forum'), /Costs 3 credits;/);
+  assert.match(describedAs(document, '/v1/web'), /\(1 credit\), through a proxy in the given country \(5 credits\)/);
+  const priced = buildOpenApi(ENDPOINTS, { version: '0', prices: { ...OPERATION_DEFAULTS, forum: 1, web: 2, search: 4, mb_search: 12 } });
+  assert.match(describedAs(priced, '/v1/forum/post'), /Costs 1 credit;/);
+  assert.match(describedAs(priced, '/v1/web'), /\(2 credits\), through a proxy in the given country \(5 credits\)/);
+  assert.match(describedAs(priced, '/v1/engine-search'), /Costs max\(4, round\(per_page \/ 3\)\) credits/);
+  assert.match(describedAs(priced, '/v1/mb/search'), /12 credits;/);
+  // An operation the table lacks is quoted at its default.
+  assert.match(describedAs(buildOpenApi(ENDPOINTS, { version: '0', prices: {} }), '/v1/image'), /Costs 3 credits on success\./);
+});
+
+test('the served document is rebuilt only when the price table changed', async () => {
+  let table: PriceTable = { ...OPERATION_DEFAULTS };
+  let reads = 0;
+  const served = new OpenApiDocument(ENDPOINTS, { version: '0', prices: { current: async () => (reads++, table) } });
+  const first = await served.current();
+  assert.equal(first, served.latest());
+  assert.equal(describedAs(first, '/v1/forum'), describedAs(document, '/v1/forum'));
+  table = Object.fromEntries(Object.entries(OPERATION_DEFAULTS).reverse()); // the same prices, another object
+  assert.equal(await served.current(), first, 'same prices: the same document');
+  table = { ...OPERATION_DEFAULTS, forum: 7 };
+  const changed = await served.current();
+  assert.notEqual(changed, first);
+  assert.match(describedAs(changed, '/v1/forum'), /Costs 7 credits;/);
+  assert.equal(served.latest(), changed);
+  assert.equal(reads, 3);
+});
+
+test('an unreadable price table serves the last document', async () => {
+  const served = new OpenApiDocument(ENDPOINTS, { version: '0', prices: { current: async () => Promise.reject(new Error('database away')) } });
+  assert.equal(await served.current(), served.latest());
 });
 
 test("Redocly's recommended rules report no error and no warning", async () => {

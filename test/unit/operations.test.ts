@@ -12,7 +12,7 @@ import { openDatabase } from '../../src/storage/db.ts';
 import { migrate } from '../../src/storage/migrate.ts';
 import { AccountStore } from '../../src/accounts/store.ts';
 import { CreditLedger } from '../../src/credits/ledger.ts';
-import { Prices } from '../../src/credits/prices.ts';
+import { OPERATION_DEFAULTS, Prices, seedPrices } from '../../src/credits/prices.ts';
 import * as operations from '../../src/operations/index.ts';
 import { OperationError, rules, type OperationStores } from '../../src/operations/index.ts';
 
@@ -184,5 +184,35 @@ describe('credits, plans and prices', () => {
     const unknown = await failure(() => operations.setPrice(stores, { operation: 'teleport', credits: 1 }));
     assert.deepEqual(unknown.errors, { operation: ['The selected operation is invalid.'] });
     assert.match(unknown.issues[0].predicate, /^must be one of .*\bimage\b.*\.$/);
+  });
+});
+
+describe('default prices (seedPrices, run after every migration)', () => {
+  const seededDir = mkdtempSync(path.join(os.tmpdir(), 'gleaner-prices-'));
+  let prices: Prices;
+  before(async () => {
+    const db = await openDatabase({ dataDir: seededDir });
+    await migrate(db);
+    prices = new Prices(db);
+  });
+  after(async () => {
+    await prices.db.close();
+    rmSync(seededDir, { recursive: true, force: true });
+  });
+  const table = async () => Object.fromEntries((await prices.list()).map((p) => [p.operation, Number(p.credits)]));
+
+  test('a new database holds every operation at its default', async () => {
+    await seedPrices(prices.db);
+    assert.deepEqual(await table(), { ...OPERATION_DEFAULTS });
+  });
+
+  test('an operation the table lacks appears at its default; a price the operator set is kept', async () => {
+    await prices.set('search', 4);
+    await prices.db.query('DELETE FROM prices WHERE operation = $1', ['mb_user']); // as in a database older than the operation
+    const added = await seedPrices(prices.db, { ...OPERATION_DEFAULTS, teleport: 7 });
+    assert.deepEqual(added.sort(), ['mb_user', 'teleport']);
+    assert.deepEqual(await table(), { ...OPERATION_DEFAULTS, search: 4, teleport: 7 });
+    assert.deepEqual(await seedPrices(prices.db, { ...OPERATION_DEFAULTS, teleport: 9 }), [], 'a second run adds nothing and changes nothing');
+    assert.equal((await table()).teleport, 7);
   });
 });

@@ -1,5 +1,7 @@
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { OutboundError } from '../../src/outbound/types.ts';
 import type { OutboundClient, OutboundRequest, OutboundResponse } from '../../src/outbound/types.ts';
 import {
@@ -14,6 +16,9 @@ import { upstreamWindow } from '../../src/adapters/search/chain.ts';
 import type { SearchCache, SearchChainOptions, SearchRequest } from '../../src/adapters/search/index.ts';
 import type { EngineName } from '../../src/adapters/search/types.ts';
 import type { BrowserRequest, FetchPageResult } from '../../src/browser/types.ts';
+import { createUpstreamRuntime, type UpstreamRuntime, type UpstreamRuntimeOptions } from '../../src/adapters/kit/runtime.ts';
+import { RedisBreakerStore } from '../../src/adapters/kit/breaker.ts';
+import type { RuntimeEvent, UpstreamLogger } from '../../src/adapters/kit/types.ts';
 import { SERP_FIXTURES, fixtureResults, type FixturePage } from '../support/search-fixtures.ts';
 
 const ENGINE_NAMES: EngineName[] = ['google', 'bing', 'duckduckgo', 'brave', 'mojeek', 'startpage'];
@@ -87,19 +92,38 @@ function fakeClient(route: Route, charset = 'utf-8') {
 /** Results numbered by upstream page: page n holds results (n-1)*10+1 .. n*10. */
 const resultsPage = (engine: EngineName, page: number) => SERP_FIXTURES[engine].results(fixtureResults(engine, 10, (page - 1) * 10 + 1));
 
-function chain(route: Route, options: Partial<SearchChainOptions> = {}) {
+type Warning = { details: Record<string, unknown>; message: string };
+
+/** A fresh runtime (so a fresh circuit breaker) on `outbound`, watched: every event it emits is kept. */
+function runtimeOn(outbound: OutboundClient, options: Partial<UpstreamRuntimeOptions> = {}) {
+  const runtime = createUpstreamRuntime({ outbound, ...options });
+  const events: RuntimeEvent[] = [];
+  runtime.observe((event) => events.push(event));
+  return { runtime, events };
+}
+
+/**
+ * A chain on the fake client through its own runtime. The runtime and the chain log to the same
+ * list: the runtime's line per failed call (with `verdict`), the breaker's, and the chain's own.
+ */
+function chain(route: Route, options: Partial<SearchChainOptions> = {}, runtimeOptions: Partial<UpstreamRuntimeOptions> = {}) {
   const fake = fakeClient(route);
-  const warnings: Array<{ details: Record<string, unknown>; message: string }> = [];
+  const warnings: Warning[] = [];
+  const logger: UpstreamLogger = { warn: (details, message) => warnings.push({ details, message }) };
+  const { runtime, events } = runtimeOn(fake.client, { logger, ...runtimeOptions });
   const searchChain = createSearchChain({
     engines: ['bing', 'duckduckgo', 'brave', 'mojeek', 'startpage'],
-    fetch: fake.client,
+    runtime,
     baseUrls: BASE_URLS,
     timeoutMs: 5000,
-    logger: { warn: (details, message) => warnings.push({ details, message }) },
+    logger,
     ...options,
   });
-  return { searchChain, warnings, ...fake };
+  return { searchChain, warnings, runtime, events, ...fake };
 }
+
+/** The runtime's lines for failed calls (the breaker's and the chain's own lines have no verdict). */
+const callFailures = (warnings: Warning[]) => warnings.filter((warning) => warning.details.verdict !== undefined);
 
 const request: SearchRequest = { query: 'test query', country: 'us', language: 'en', page: 1, perPage: 10 };
 
@@ -221,8 +245,13 @@ describe('search chain: one engine answers', () => {
     assert.equal(outcome.kind === 'results' && outcome.engine, 'bing');
     const titles = outcome.kind === 'results' ? outcome.results.map((result) => result.title) : [];
     assert.deepEqual(titles, [...fixtureResults('bing', 10), ...fixtureResults('bing', 10, 21)].map((item) => item.title));
-    assert.equal(warnings.length, 1);
-    assert.equal(warnings[0].details.upstreamPage, 2);
+    // The failed page is logged once, by the runtime (its line names the call, not the page).
+    const failures = callFailures(warnings);
+    assert.equal(failures.length, 1);
+    assert.equal(failures[0].details.upstream, 'bing');
+    assert.equal(failures[0].details.operation, 'search');
+    assert.equal(failures[0].details.verdict, 'blocked');
+    assert.equal(failures[0].details.status, 200);
   });
 
   test('a later page with no results ends the list quietly', async () => {
@@ -236,14 +265,14 @@ describe('search chain: one engine answers', () => {
 
   test('decodes the charset the engine declares', async () => {
     const fake = fakeClient(() => SERP_FIXTURES.bing.results([{ title: 'Café crème', url: 'https://x.example/', description: 'Ça va', meta: '' }]), 'iso-8859-1');
-    const searchChain = createSearchChain({ engines: ['bing'], fetch: fake.client, baseUrls: BASE_URLS, timeoutMs: 1000 });
+    const searchChain = createSearchChain({ engines: ['bing'], runtime: runtimeOn(fake.client).runtime, baseUrls: BASE_URLS, timeoutMs: 1000 });
     const outcome = await searchChain.find(request);
     assert.equal(outcome.kind === 'results' && outcome.results[0].title, 'Café crème');
   });
 
   test('engines without a configured base URL use the public one', async () => {
     const fake = fakeClient(() => new OutboundError('network', 'offline', ''));
-    const searchChain = createSearchChain({ engines: ['mojeek'], fetch: fake.client, timeoutMs: 1000 });
+    const searchChain = createSearchChain({ engines: ['mojeek'], runtime: runtimeOn(fake.client).runtime, timeoutMs: 1000 });
     await searchChain.find(request);
     assert.match(fake.calls[0]?.url ?? '', /^https:\/\/www\.mojeek\.com\/search\?/);
   });
@@ -267,30 +296,60 @@ describe('search chain: fallback', () => {
     });
     const outcome = await searchChain.find(request);
     assert.equal(outcome.kind === 'results' && outcome.engine, 'startpage');
-    // A failed fetch is tried once more before the chain moves on; a block or a 429 is not.
+    // A fetch that failed on the network is tried once more before the chain moves on; a block,
+    // a 429 and a timeout are not (a timeout has spent the page's deadline, retry included).
     assert.deepEqual(
       calls.map((call) => call.engine),
-      ['bing', 'duckduckgo', 'duckduckgo', 'brave', 'brave', 'mojeek', 'startpage'],
+      ['bing', 'duckduckgo', 'duckduckgo', 'brave', 'mojeek', 'startpage'],
     );
     assert.deepEqual(
-      warnings.map((warning) => warning.details.engine),
-      ['bing', 'duckduckgo', 'brave', 'mojeek'],
+      callFailures(warnings).map((warning) => [warning.details.upstream, warning.details.verdict, warning.details.status]),
+      [
+        ['bing', 'blocked', 200],
+        ['duckduckgo', 'unreachable', undefined],
+        ['brave', 'timeout', undefined],
+        ['mojeek', 'blocked', 429],
+      ],
     );
   });
 
-  test('a page whose fetch failed once is fetched again and the engine keeps the request', async () => {
+  test('a page whose fetch failed on the network once is fetched again and the engine keeps the request', async () => {
     let failures = 0;
-    const { searchChain, warnings } = chain((engine, page) => {
+    const { searchChain, warnings, calls } = chain((engine, page) => {
       if (engine === 'bing' && (page === 1 || page === 3) && failures < 2) {
         failures++;
-        return new OutboundError('timeout', 'render did not finish', BASE_URLS.bing);
+        return new OutboundError('network', 'connection reset', BASE_URLS.bing);
       }
       return resultsPage(engine, page);
     });
     const outcome = await searchChain.find({ ...request, perPage: 30 });
     assert.equal(outcome.kind === 'results' && outcome.engine, 'bing');
     assert.deepEqual(outcome.kind === 'results' ? outcome.results.map((result) => result.title) : [], fixtureResults('bing', 30).map((result) => result.title));
+    assert.deepEqual(calls.map((call) => call.page).sort(), [1, 1, 2, 3, 3]);
     assert.equal(warnings.length, 0);
+  });
+
+  test('a page that failed on the network is retried once, not more, then the chain moves on', async () => {
+    const { searchChain, calls, events } = chain(
+      (engine, page) => (engine === 'bing' ? new OutboundError('network', 'connection reset', BASE_URLS.bing) : resultsPage(engine, page)),
+      { engines: ['bing', 'mojeek'] },
+    );
+    const outcome = await searchChain.find(request);
+    assert.equal(outcome.kind === 'results' && outcome.engine, 'mojeek');
+    assert.deepEqual(calls.map((call) => call.engine), ['bing', 'bing', 'mojeek']);
+    const bing = events.filter((event) => event.type === 'call' && event.upstream === 'bing');
+    assert.deepEqual(bing.map((event) => event.type === 'call' && [event.verdict, event.attempts]), [['unreachable', 2]]);
+  });
+
+  test('a page that timed out is not fetched again: the page\'s deadline covers its retry', async () => {
+    // Before the runtime, a timed-out page was fetched a second time with a fresh deadline.
+    const { searchChain, calls } = chain(
+      (engine, page) => (engine === 'bing' ? new OutboundError('timeout', 'render did not finish', BASE_URLS.bing) : resultsPage(engine, page)),
+      { engines: ['bing', 'mojeek'] },
+    );
+    const outcome = await searchChain.find(request);
+    assert.equal(outcome.kind === 'results' && outcome.engine, 'mojeek');
+    assert.deepEqual(calls.map((call) => call.engine), ['bing', 'mojeek']);
   });
 
   test('all engines blocked: unavailable, with every attempt and its reason in order', async () => {
@@ -335,7 +394,7 @@ describe('search chain: fallback', () => {
       if (options.signal) signals.push(options.signal);
       return original(url, options);
     };
-    const searchChain = createSearchChain({ engines: ['bing', 'mojeek'], fetch: fake.client, baseUrls: BASE_URLS, timeoutMs: 1000 });
+    const searchChain = createSearchChain({ engines: ['bing', 'mojeek'], runtime: runtimeOn(fake.client).runtime, baseUrls: BASE_URLS, timeoutMs: 1000 });
     await searchChain.find({ ...request, perPage: 30 });
     // Bing's three pages and the retry of its first page, then Mojeek's three.
     assert.equal(signals.length, 7);
@@ -348,7 +407,7 @@ describe('search chain: Google and the browser', () => {
     const warnings: string[] = [];
     const searchChain = createSearchChain({
       engines: ['google', 'bing', 'mojeek'],
-      fetch: fakeClient(() => new Error('unused')).client,
+      runtime: runtimeOn(fakeClient(() => new Error('unused')).client).runtime,
       timeoutMs: 1000,
       logger: { warn: (_details, message) => warnings.push(message) },
     });
@@ -358,7 +417,7 @@ describe('search chain: Google and the browser', () => {
 
   test('google alone without a browser is a configuration error', () => {
     assert.throws(
-      () => createSearchChain({ engines: ['google'], fetch: fakeClient(() => new Error('unused')).client, timeoutMs: 1000 }),
+      () => createSearchChain({ engines: ['google'], runtime: runtimeOn(fakeClient(() => new Error('unused')).client).runtime, timeoutMs: 1000 }),
       SearchConfigError,
     );
   });
@@ -372,7 +431,7 @@ describe('search chain: Google and the browser', () => {
         return { status: page.status, url: new URL(upstream.url).origin + page.path, headers: {}, body: page.body, refused: [] };
       },
     });
-    const { searchChain, calls } = chain(() => new Error('outbound must not be used'), { engines: ['google', 'bing'], browser });
+    const { searchChain, calls } = chain(() => new Error('outbound must not be used'), { engines: ['google', 'bing'], hasBrowser: true }, { browser });
     const outcome = await searchChain.find(request);
     assert.equal(outcome.kind === 'results' && outcome.engine, 'google');
     assert.equal(outcome.kind === 'results' && outcome.results.length, 10);
@@ -383,9 +442,13 @@ describe('search chain: Google and the browser', () => {
 
   test('a browser that does not answer in time counts as a timeout and the chain moves on', async () => {
     const browser = async () => ({ fetchPage: () => new Promise<FetchPageResult>(() => {}) });
-    const { searchChain } = chain((engine, page) => resultsPage(engine, page), { engines: ['google', 'bing'], browser, timeoutMs: 50 });
+    const { searchChain, events } = chain((engine, page) => resultsPage(engine, page), { engines: ['google', 'bing'], hasBrowser: true, timeoutMs: 50 }, { browser });
     const outcome = await searchChain.find(request);
     assert.equal(outcome.kind === 'results' && outcome.engine, 'bing');
+    assert.deepEqual(
+      events.filter((event) => event.type === 'call').map((event) => event.type === 'call' && [event.upstream, event.verdict]),
+      [['google', 'timeout'], ['bing', 'ok']],
+    );
   });
 
   test('default order: google first only when a browser is available', () => {
@@ -396,19 +459,20 @@ describe('search chain: Google and the browser', () => {
 
 describe('search chain: configuration', () => {
   const client = fakeClient(() => new Error('unused')).client;
+  const runtime: UpstreamRuntime = createUpstreamRuntime({ outbound: client });
 
   test('an unknown engine name is a configuration error at start-up', () => {
-    assert.throws(() => createSearchChain({ engines: ['bing', 'altavista'], fetch: client, timeoutMs: 1000 }), /altavista/);
+    assert.throws(() => createSearchChain({ engines: ['bing', 'altavista'], runtime, timeoutMs: 1000 }), /altavista/);
   });
 
   test('a cache without a TTL, a non-positive timeout and a malformed base URL are rejected', () => {
-    assert.throws(() => createSearchChain({ engines: ['bing'], fetch: client, timeoutMs: 1000, cache: new MemorySearchCache() }), SearchConfigError);
-    assert.throws(() => createSearchChain({ engines: ['bing'], fetch: client, timeoutMs: 0 }), SearchConfigError);
-    assert.throws(() => createSearchChain({ engines: ['bing'], fetch: client, timeoutMs: 1000, baseUrls: { bing: 'not a url' } }), SearchConfigError);
+    assert.throws(() => createSearchChain({ engines: ['bing'], runtime, timeoutMs: 1000, cache: new MemorySearchCache() }), SearchConfigError);
+    assert.throws(() => createSearchChain({ engines: ['bing'], runtime, timeoutMs: 0 }), SearchConfigError);
+    assert.throws(() => createSearchChain({ engines: ['bing'], runtime, timeoutMs: 1000, baseUrls: { bing: 'not a url' } }), SearchConfigError);
   });
 
   test('invalid page or per_page is a programming error', async () => {
-    const searchChain = createSearchChain({ engines: ['bing'], fetch: client, timeoutMs: 1000 });
+    const searchChain = createSearchChain({ engines: ['bing'], runtime, timeoutMs: 1000 });
     await assert.rejects(searchChain.find({ ...request, page: 0 }), RangeError);
     await assert.rejects(searchChain.find({ ...request, perPage: 0 }), RangeError);
   });
@@ -425,7 +489,7 @@ describe('search chain: configuration', () => {
 
 describe('search chain: cache', () => {
   function cachedChain(route: Route, cache: SearchCache = new MemorySearchCache()) {
-    return { cache, ...chain(route, { cache, cacheTtlSeconds: 60 }) };
+    return { cache, ...chain(route, { cache, cacheTtlSeconds: 60 }, { breaker: { policy: { baseBackoffMs: 0, maxBackoffMs: 0 } } }) };
   }
 
   test('a repeated search is served from the cache without upstream requests', async () => {
@@ -463,6 +527,8 @@ describe('search chain: cache', () => {
     calls.length = 0;
     await searchChain.find(request);
     await searchChain.find(request);
+    // Every engine was asked again (their circuits open for no time here: with the default
+    // back-off the second search would skip them all, which says nothing about the cache).
     assert.equal(calls.length, 10);
   });
 
@@ -489,7 +555,7 @@ describe('search chain: the caller goes away', () => {
       caller.abort(new Error('client closed'));
       return new Error('network down'); // the first engine fails, which would normally move on
     });
-    await assert.rejects(searchChain.find(request, caller.signal), /client closed/);
+    await assert.rejects(searchChain.find(request, { signal: caller.signal }), /client closed/);
     assert.equal(calls.length, 1, 'no other engine was asked');
     assert.equal(calls[0].request.signal?.aborted, true, 'the upstream fetch saw the abort');
   });

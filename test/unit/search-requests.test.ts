@@ -29,14 +29,14 @@ function cookies(request: UpstreamRequest): Record<string, string> {
 describe('every engine', () => {
   for (const engine of Object.values(ENGINES)) {
     test(`${engine.name}: targets the given base URL, sends browser headers and the user's language`, () => {
-      const request = engine.buildRequest(params, 1, BASE, NOW);
+      const request = engine.buildRequest(params, { baseUrl: BASE, now: NOW });
       assert.equal(new URL(request.url).origin, BASE);
       assert.match(request.headers['User-Agent'], /Mozilla\/5\.0/);
       assert.equal(request.headers['Accept-Language'], 'de-AT,de;q=0.9,en;q=0.5');
     });
 
     test(`${engine.name}: carries the query text unchanged`, () => {
-      const request = engine.buildRequest(params, 1, BASE, NOW);
+      const request = engine.buildRequest(params, { baseUrl: BASE, now: NOW });
       const fields = request.method === 'POST' ? new URLSearchParams(request.body) : query(request);
       assert.equal(fields.get('q') ?? fields.get('query'), params.query);
     });
@@ -44,7 +44,7 @@ describe('every engine', () => {
 });
 
 describe('google request', () => {
-  const build = (overrides: Partial<SearchParams>, page = 1) => ENGINES.google.buildRequest({ ...params, ...overrides }, page, BASE);
+  const build = (overrides: Partial<SearchParams>, page = 1) => ENGINES.google.buildRequest({ ...params, ...overrides, page }, { baseUrl: BASE, now: NOW });
 
   test('maps locale to hl/gl/lr and asks for 10 unfiltered results', () => {
     const request = build({});
@@ -77,13 +77,14 @@ describe('google request', () => {
   });
 
   test('is flagged as needing a browser', () => {
-    assert.equal(ENGINES.google.needsBrowser, true);
-    assert.equal(Object.values(ENGINES).filter((engine) => engine.needsBrowser).length, 1);
+    assert.equal(ENGINES.google.via, 'browser');
+    assert.equal(Object.values(ENGINES).filter((engine) => engine.via === 'browser').length, 1);
+    assert.ok(Object.values(ENGINES).every((engine) => engine.via === 'browser' || engine.via === 'http'));
   });
 });
 
 describe('bing request', () => {
-  const build = (overrides: Partial<SearchParams>, page = 1) => ENGINES.bing.buildRequest({ ...params, ...overrides }, page, BASE, NOW);
+  const build = (overrides: Partial<SearchParams>, page = 1) => ENGINES.bing.buildRequest({ ...params, ...overrides, page }, { baseUrl: BASE, now: NOW });
 
   test('sets the market through setlang/cc and the _EDGE cookies', () => {
     const request = build({});
@@ -114,7 +115,7 @@ describe('bing request', () => {
 });
 
 describe('duckduckgo request', () => {
-  const build = (overrides: Partial<SearchParams>, page = 1) => ENGINES.duckduckgo.buildRequest({ ...params, ...overrides }, page, BASE);
+  const build = (overrides: Partial<SearchParams>, page = 1) => ENGINES.duckduckgo.buildRequest({ ...params, ...overrides, page }, { baseUrl: BASE, now: NOW });
 
   test('POSTs the form to /html/ with kl as field and cookie', () => {
     const request = build({});
@@ -160,7 +161,7 @@ describe('duckduckgo request', () => {
 });
 
 describe('brave request', () => {
-  const build = (overrides: Partial<SearchParams>, page = 1) => ENGINES.brave.buildRequest({ ...params, ...overrides }, page, BASE);
+  const build = (overrides: Partial<SearchParams>, page = 1) => ENGINES.brave.buildRequest({ ...params, ...overrides, page }, { baseUrl: BASE, now: NOW });
 
   test('searches the web source with the country cookie and location off', () => {
     const request = build({});
@@ -184,7 +185,7 @@ describe('brave request', () => {
 });
 
 describe('mojeek request', () => {
-  const build = (overrides: Partial<SearchParams>, page = 1) => ENGINES.mojeek.buildRequest({ ...params, ...overrides }, page, BASE, NOW);
+  const build = (overrides: Partial<SearchParams>, page = 1) => ENGINES.mojeek.buildRequest({ ...params, ...overrides, page }, { baseUrl: BASE, now: NOW });
 
   test('sends lb and arc as parameters and cookies; Great Britain is "uk"', () => {
     const request = build({});
@@ -211,7 +212,7 @@ describe('mojeek request', () => {
 });
 
 describe('startpage request', () => {
-  const build = (overrides: Partial<SearchParams>, page = 1) => ENGINES.startpage.buildRequest({ ...params, ...overrides }, page, BASE);
+  const build = (overrides: Partial<SearchParams>, page = 1) => ENGINES.startpage.buildRequest({ ...params, ...overrides, page }, { baseUrl: BASE, now: NOW });
 
   test('POSTs its form fields to /sp/search with the preferences cookie', () => {
     const request = build({});

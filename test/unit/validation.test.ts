@@ -4,7 +4,7 @@
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { between, boolean, custom, email, integer, max, min, object, oneOf, required, string, url } from '../../src/validation/rules.ts';
+import { between, boolean, custom, email, format, integer, max, min, object, oneOf, parsed, prohibits, required, requiredWithout, string, url } from '../../src/validation/rules.ts';
 import { attributeName, publicParams, toJsonSchema, validate, type Schema } from '../../src/validation/schema.ts';
 
 /** Validates and returns the field errors ({} when the input is valid). */
@@ -127,6 +127,68 @@ describe('messages (Laravel 8 wording)', () => {
     assert.deepEqual(await errorsOf(one('headers', [object()]), { headers: 'x' }), { headers: ['The headers must be an array.'] });
     assert.deepEqual(await errorsOf(one('headers', [object()]), { headers: ['a'] }), { headers: ['The headers must be an array.'] });
     assert.deepEqual(await errorsOf(one('headers', [object()]), { headers: { a: '1' } }), {});
+  });
+});
+
+describe('rules across fields: required_without, prohibits', () => {
+  const target: Schema = {
+    fields: {
+      url: { rules: [requiredWithout('post_id'), string(), url(), prohibits('post_id')] },
+      post_id: { rules: [requiredWithout('url'), string(), prohibits('url'), format((v) => (/^\d+$/.test(v) ? v : null))] },
+    },
+  };
+
+  test('neither: each field is required without the other (Laravel 8 wording)', async () => {
+    assert.deepEqual(await errorsOf(target, {}), {
+      url: ['The url field is required when post id is not present.'],
+      post_id: ['The post id field is required when url is not present.'],
+    });
+    // Blank counts as not present, on either side.
+    assert.deepEqual(Object.keys(await errorsOf(target, { url: '  ', post_id: null })), ['url', 'post_id']);
+  });
+
+  test('both: each prohibits the other; either alone passes', async () => {
+    assert.deepEqual(await errorsOf(target, { url: 'https://example.com/1', post_id: '1' }), {
+      url: ['The url field prohibits post id from being present.'],
+      post_id: ['The post id field prohibits url from being present.'],
+    });
+    assert.deepEqual(await errorsOf(target, { url: 'https://example.com/1' }), {});
+    assert.deepEqual(await errorsOf(target, { post_id: '1' }), {});
+  });
+
+  test('prohibits is reported along with the field\'s other failures; a check needing a valid value is then skipped', async () => {
+    assert.deepEqual(await errorsOf(target, { url: 'nope', post_id: 'x' }), {
+      url: ['The url must be a valid URL.', 'The url field prohibits post id from being present.'],
+      post_id: ['The post id field prohibits url from being present.'],
+    });
+  });
+});
+
+describe('rules that transform', () => {
+  const hashtag = parsed('hashtag', (v) => (typeof v === 'string' && /^#?\w+$/.test(v) ? v.replace(/^#/, '').toLowerCase() : null), (attr) => `The ${attr} must be a hashtag.`);
+
+  test('the handler gets what the rule read; the message when it cannot read it', async () => {
+    assert.deepEqual(await valueOf(one('tag', [required(), string(), hashtag]), { tag: ' #NodeJS ' }), { tag: 'nodejs' });
+    assert.deepEqual(await errorsOf(one('tag', [required(), string(), hashtag]), { tag: 'two words' }), { tag: ['The tag must be a hashtag.'] });
+    // Skipped after an earlier failure of the field, as `custom` rules are.
+    assert.deepEqual(await errorsOf(one('tag', [required(), string(), hashtag]), { tag: 7 }), { tag: ['The tag must be a string.'] });
+  });
+
+  test('format: Laravel\'s regex message', async () => {
+    const year = one('year', [string(), format((v) => (/^\d{4}$/.test(v) ? Number(v) : null))]);
+    assert.deepEqual(await valueOf(year, { year: '2024' }), { year: 2024 });
+    assert.deepEqual(await errorsOf(year, { year: '24' }), { year: ['The year format is invalid.'] });
+  });
+
+  test('the last transforming rule decides, from the value as sent; defaults go through it too', async () => {
+    const padded = parsed('padded', (v) => (typeof v === 'string' || typeof v === 'number' ? String(v).padStart(3, '0') : null), 'x');
+    assert.deepEqual(await valueOf(one('code', [integer(), padded]), { code: '7' }), { code: '007' });
+    const page: Schema = { fields: { page: { rules: [integer(), min(1)], default: '2' } } };
+    assert.deepEqual(await valueOf(page, {}), { page: 2 });
+  });
+
+  test('an absent field without a default stays absent', async () => {
+    assert.deepEqual(await valueOf(one('tag', [string(), hashtag]), {}), {});
   });
 });
 

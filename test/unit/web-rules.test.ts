@@ -100,6 +100,9 @@ describe('charsets', () => {
     assert.equal(decodePage(cp1251, 'text/html; charset=windows-1251').text, 'Привет');
     assert.equal(decodePage(sjis, 'text/html; charset="Shift_JIS"').text, '日本語');
     assert.equal(decodePage(gbk, 'text/plain;charset=gb2312').text, '中文');
+    // Either quote; only the label's characters (the same reading as the adapter kit's decodeBody).
+    assert.equal(decodePage(cp1251, "text/html; charset='windows-1251'").text, 'Привет');
+    assert.equal(decodePage(cp1251, 'text/html; charset=windows-1251,text/plain').text, 'Привет');
   });
 
   test('a <meta charset> or http-equiv when the header has none', () => {

@@ -59,10 +59,8 @@ export type CallOutcome<T> =
   | { kind: 'unreachable'; reason: string; error: unknown; status?: undefined }
   | { kind: 'suspended'; reason: string; status?: undefined };
 
-/** The verdict of a call, for logs, metrics and the operator's drift report. */
-export type Verdict = CallOutcome<unknown>['kind'];
-
-export const VERDICTS: readonly Verdict[] = ['ok', 'empty', 'not_found', 'blocked', 'changed', 'timeout', 'unreachable', 'suspended'];
+export { VERDICTS } from '../../core/upstream-events.ts';
+export type { RuntimeEvent, Verdict } from '../../core/upstream-events.ts';
 
 /** The subset of a pino/fastify logger the runtime writes to (a request's logger carries its id). */
 export interface UpstreamLogger {
@@ -86,32 +84,6 @@ export interface CallContext {
   requestId?: string;
 }
 
-/** What watchers (metrics, the drift report) are told. Never a query, a body or a credential. */
-export type RuntimeEvent =
-  | {
-      type: 'call';
-      upstream: string;
-      operation: string;
-      /** `aborted`: the caller went away before the call ended (not news about the upstream). */
-      verdict: Verdict | 'aborted';
-      /** The upstream's HTTP status, when an answer came. */
-      status?: number;
-      durationMs: number;
-      /** Exchanges the call took (retries, token refreshes, session rotation). */
-      attempts: number;
-      /** When the call ended (ms since the epoch). */
-      at: number;
-    }
-  | {
-      type: 'circuit';
-      upstream: string;
-      /** `open`: calls are skipped until `openUntil`; `half_open`: one probe call decides; `closed`: normal. */
-      state: 'open' | 'half_open' | 'closed';
-      openUntil?: number;
-      /** How many times in a row it opened (the back-off grows with it); 0 once closed. */
-      trips: number;
-      at: number;
-    };
 
 /** One upstream operation as a pure pair, plus what the runner needs to know about it. */
 export interface Adapter<P, T> {

@@ -34,8 +34,12 @@ export interface SearchResult {
   url: string;
 }
 
-/** What a results page came to: `ok` with results, `empty` (the engine's own "no results"), or `blocked`. */
-export type SerpOutcome = Extract<ParseOutcome<SearchResult[]>, { kind: 'ok' | 'empty' | 'blocked' }>;
+/**
+ * What a results page came to: `ok` with results, `empty` (the engine's own "no results"),
+ * `blocked` (a block page, captcha, consent wall or JavaScript-only shell), or `changed` (a full
+ * page in a layout the parser cannot read).
+ */
+export type SerpOutcome = Extract<ParseOutcome<SearchResult[]>, { kind: 'ok' | 'empty' | 'blocked' | 'changed' }>;
 
 /** One search engine: an adapter like any other, whose parameters carry the upstream page. */
 export interface SearchEngine extends Adapter<SearchParams, SearchResult[]> {

@@ -6,6 +6,7 @@
  * Node's TextDecoder implements in full (windows-1251, Shift_JIS, GBK, EUC-KR, Big5, UTF-16...),
  * so no transcoding library is needed.
  */
+import { declaredCharset } from '../kit/decode.ts';
 
 export interface DecodedText {
   text: string;
@@ -17,10 +18,6 @@ export interface DecodedText {
 
 /** How far into the body a `<meta>` declaration is looked for (the standard says 1024; pages often put it later). */
 const PRESCAN_BYTES = 4096;
-
-export function declaredCharset(contentType: string | undefined): string | undefined {
-  return /charset\s*=\s*["']?([^"';\s]+)/i.exec(contentType ?? '')?.[1];
-}
 
 export function decodePage(bytes: Uint8Array, contentType: string | undefined): DecodedText {
   const bom = sniffBom(bytes);

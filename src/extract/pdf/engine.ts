@@ -112,7 +112,13 @@ export class PdfiumEngine {
     const module = compiledModule ?? (await compiledPdfium());
     let memory: WebAssembly.Memory | undefined;
     let ceilingHit = false;
-    const pdfium = await init({
+    // The runtime's `init` never settles when our own instantiation fails (it only rejects for
+    // its built-in path), so a failure is raced against it and rejects `create` instead.
+    let instantiationFailed!: (error: unknown) => void;
+    const failed = new Promise<never>((_resolve, reject) => {
+      instantiationFailed = reject;
+    });
+    const started = init({
       // The runtime prints allocation failures and aborts; they are reported as outcomes instead.
       print: () => undefined,
       printErr: () => undefined,
@@ -131,13 +137,16 @@ export class PdfiumEngine {
           }
           return grow(requested);
         };
-        WebAssembly.instantiate(module, imports).then((instance) => {
-          memory = instance.exports.memory as WebAssembly.Memory;
-          receive(instance);
-        });
+        WebAssembly.instantiate(module, imports)
+          .then((instance) => {
+            memory = instance.exports.memory as WebAssembly.Memory;
+            receive(instance);
+          })
+          .catch(instantiationFailed);
         return {};
       },
     } as Parameters<typeof init>[0]);
+    const pdfium = await Promise.race([started, failed]);
     pdfium.PDFiumExt_Init();
     if (!memory) throw new Error('PDFium started without exporting its memory');
     return new PdfiumEngine(pdfium, memory, maxMemoryBytes, () => ceilingHit);

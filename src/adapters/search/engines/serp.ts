@@ -3,7 +3,7 @@
  * decision of what a page without results means (a real "nothing found", or a block).
  */
 import type { CheerioAPI } from 'cheerio';
-import { genericChallenge, loadHtml } from '../../kit/html.ts';
+import { cleanText, genericChallenge, loadHtml } from '../../kit/html.ts';
 import type { SearchLanguage, SearchResult, SerpOutcome, TimeRange, UpstreamResponse } from '../types.ts';
 
 /** Engines serve their plain-HTML pages to ordinary desktop browsers; a library UA gets a block page. */
@@ -69,6 +69,9 @@ export interface PageVerdict {
  * the engine's explicit marker, and `blocked` otherwise: a page with neither results nor the
  * marker is a JavaScript shell or a layout we do not know, never a real "nothing found".
  */
+/** Below this much text, a page without results is a shell rather than a layout we cannot read. */
+const UNKNOWN_LAYOUT_MIN_TEXT = 400;
+
 export function pageVerdict(
   $: CheerioAPI,
   response: UpstreamResponse,
@@ -79,7 +82,15 @@ export function pageVerdict(
   const reason = verdict.blockReason?.() ?? genericChallenge($, response);
   if (reason) return { kind: 'blocked', reason };
   if (verdict.hasNoResultsMarker()) return { kind: 'empty' };
-  return { kind: 'blocked', reason: 'no result container and no "no results" marker (JavaScript-only or unknown page)' };
+  // Neither results nor a "no results" marker. A page with little text, or one that asks for
+  // JavaScript, is a shell we were given instead of results (blocked); a page full of text in a
+  // layout the parser does not know means the engine changed its markup (changed): the operator's
+  // drift report must tell the two apart, and a parser's drift must not suspend the engine.
+  const text = cleanText($('body').text());
+  if (text.length < UNKNOWN_LAYOUT_MIN_TEXT || /enable javascript|javascript is (disabled|required)/i.test(text)) {
+    return { kind: 'blocked', reason: 'no result container and no "no results" marker (JavaScript-only page)' };
+  }
+  return { kind: 'changed', reason: `a page of ${text.length} characters with neither results nor a "no results" marker: the layout may have changed` };
 }
 
 /**

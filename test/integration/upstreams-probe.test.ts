@@ -1,0 +1,102 @@
+/**
+ * `gleaner upstreams probe` run as the operator runs it (a child process, the real CLI) against
+ * fake upstreams on loopback: one engine serves a results page, one a captcha page, one a layout
+ * the parser cannot read; Reddit and X serve good answers, then a block. The verdicts printed must
+ * say which is which, and the exit code must say whether all were well.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
+import { bingFixtures, duckduckgoFixtures, fixtureResults } from '../support/search-fixtures.ts';
+import { listing, post } from '../support/forum-fixtures.ts';
+
+const BIN = new URL('../../bin/gleaner', import.meta.url).pathname;
+
+let bing: FakeUpstream;
+let duckduckgo: FakeUpstream;
+let brave: FakeUpstream;
+let reddit: FakeUpstream;
+let x: FakeUpstream;
+let dataDir: string;
+
+/** What X's embed source answers for a post. */
+const EMBED = { __typename: 'Tweet', id_str: '20', text: 'just setting up my twttr', created_at: '2006-03-21T20:50:14.000Z', favorite_count: 1, user: { id_str: '12', name: 'jack', screen_name: 'jack' } };
+
+before(async () => {
+  [bing, duckduckgo, brave, reddit, x] = await Promise.all([startFakeUpstream(), startFakeUpstream(), startFakeUpstream(), startFakeUpstream(), startFakeUpstream()]);
+  const results = bingFixtures.results(fixtureResults('probe', 10));
+  bing.handle(() => ({ status: results.status, body: results.body }));
+  const captcha = Object.values(duckduckgoFixtures.blocked)[0];
+  duckduckgo.handle(() => ({ status: captcha.status, body: captcha.body }));
+  // A 200 page in a layout no parser of ours knows: the parser drifted, never "no results".
+  brave.handle(() => ({ status: 200, body: `<!doctype html><html><head><title>weather - Brave Search</title></head><body><main class="redesign-2027">${Array.from({ length: 8 }, (_, i) => `<article><h3>Weather in city ${i}</h3><p>Sunny with a light breeze, 21 degrees in the afternoon, clouds in the evening.</p></article>`).join('')}</main></body></html>` }));
+  dataDir = mkdtempSync(path.join(os.tmpdir(), 'gleaner-probe-'));
+});
+
+after(async () => {
+  await Promise.all([bing, duckduckgo, brave, reddit, x].map((fake) => fake.close()));
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function probe(): Promise<{ code: number | null; results: Array<{ upstream: string; operation: string; verdict: string; status: number | null; reason: string | null }>; stderr: string }> {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    LOG_LEVEL: 'silent',
+    DATA_DIR: dataDir,
+    OUTBOUND_ALLOW_HOSTS: '127.0.0.1,localhost',
+    SEARCH_ENGINES: 'bing,duckduckgo,brave',
+    UPSTREAM_BING_URL: bing.url,
+    UPSTREAM_DUCKDUCKGO_URL: duckduckgo.url,
+    UPSTREAM_BRAVE_URL: brave.url,
+    UPSTREAM_REDDIT_URL: reddit.url,
+    UPSTREAM_X_URL: x.url,
+    UPSTREAM_X_API_URL: x.url,
+    UPSTREAM_X_SYNDICATION_URL: x.url,
+  };
+  delete env.DATABASE_URL;
+  delete env.REDIS_URL;
+  const child = spawn(process.execPath, [BIN, 'upstreams', 'probe', '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { code, results: JSON.parse(stdout), stderr };
+}
+
+const verdictOf = (results: Array<{ upstream: string; operation: string; verdict: string }>, upstream: string, operation?: string) =>
+  results.find((result) => result.upstream === upstream && (operation === undefined || result.operation === operation))?.verdict;
+
+test('the probe tells ok, blocked and changed apart, for engines, Reddit and X', { timeout: 120_000 }, async () => {
+  reddit.handle(() => ({ headers: { 'content-type': 'application/json' }, body: JSON.stringify(listing([post('p1')])) }));
+  x.handle((hit) => {
+    if (hit.path === '/tweet-result') return { headers: { 'content-type': 'application/json' }, body: JSON.stringify(EMBED) };
+    if (hit.path.endsWith('/guest/activate.json')) return { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ guest_token: '123456' }) };
+    // GraphQL: an HTML block page.
+    return { status: 403, body: '<html><body>Something went wrong, but don’t fret — let’s give it another shot.</body></html>' };
+  });
+  const { code, results, stderr } = await probe();
+  assert.equal(verdictOf(results, 'bing'), 'ok', JSON.stringify(results) + stderr);
+  assert.equal(verdictOf(results, 'duckduckgo'), 'blocked', JSON.stringify(results));
+  assert.equal(verdictOf(results, 'brave'), 'changed', JSON.stringify(results));
+  assert.equal(verdictOf(results, 'reddit', 'listing'), 'ok', JSON.stringify(results));
+  assert.equal(verdictOf(results, 'x-syndication'), 'ok', JSON.stringify(results));
+  assert.equal(verdictOf(results, 'x', 'TweetResultByRestId'), 'blocked', JSON.stringify(results));
+  assert.equal(code, 1, 'not every upstream is well: exit 1 for cron');
+  // Each probe is one fixed, harmless request: the query is the fixed one, never a user's.
+  assert.equal(bing.hits.length, 1);
+  assert.equal(bing.hits[0].query.get('q'), 'weather');
+});
+
+test('every upstream well: exit 0', { timeout: 120_000 }, async () => {
+  const results = bingFixtures.results(fixtureResults('probe', 10));
+  duckduckgo.handle(() => ({ status: 200, body: duckduckgoFixtures.results(fixtureResults('probe', 10)).body }));
+  brave.handle(() => ({ status: results.status, body: bingFixtures.results(fixtureResults('probe', 10)).body }));
+  const { results: verdicts } = await probe();
+  assert.equal(verdictOf(verdicts, 'duckduckgo'), 'ok', JSON.stringify(verdicts));
+  assert.notEqual(verdictOf(verdicts, 'brave'), 'ok', 'brave still reads a page it does not know');
+});
