@@ -16,7 +16,7 @@ import type { ImageOcr } from './extract/image/index.ts';
 import { ocrCapability } from './extract/image/capability.ts';
 import { MemorySearchCache, RedisSearchCache, searchCapability, searchWantsBrowser, type SearchChain } from './adapters/search/index.ts';
 import { createUpstreamRuntime, type BrowserSource, type UpstreamRuntime } from './adapters/kit/runtime.ts';
-import { MemoryBreakerStore, RedisBreakerStore } from './adapters/kit/breaker.ts';
+import { DEFAULT_BREAKER_POLICY, MemoryBreakerStore, RedisBreakerStore, type BreakerPolicy } from './adapters/kit/breaker.ts';
 import type { CallContext, CallOutcome, RuntimeEvent, UpstreamLogger } from './adapters/kit/types.ts';
 import { createDocumentFetcher, type DocumentFetcher } from './adapters/document/index.ts';
 import { SOLVER_BALANCE } from './adapters/web/index.ts';
@@ -24,7 +24,7 @@ import { browserCapability, isBrowserAvailable, type BrowserPool } from './brows
 import { webCapability, type WebScraper } from './adapters/web/index.ts';
 import type { OutboundClient } from './outbound/types.ts';
 import { forumCapability, type ForumClient } from './adapters/reddit/index.ts';
-import { envReader } from './core/env.ts';
+import { ConfigError, envReader } from './core/env.ts';
 import { xCapability, type Microblog } from './adapters/x/index.ts';
 import type { Queryable } from './storage/db.ts';
 
@@ -106,6 +106,19 @@ class Lazy<S, I, D> {
   }
 }
 
+/**
+ * UPSTREAM_SUSPEND_MS: how long an upstream that blocked us (or failed UPSTREAM_FAILURES_TO_SUSPEND
+ * times in a row) is skipped at first, doubled each time it is still bad, up to
+ * UPSTREAM_SUSPEND_MAX_MS; 0 never suspends.
+ */
+export function breakerSettings(env: EnvReader): { enabled: boolean; policy: Partial<BreakerPolicy> } {
+  const base = env.integer('UPSTREAM_SUSPEND_MS', { min: 0 }) ?? DEFAULT_BREAKER_POLICY.baseBackoffMs;
+  const max = env.integer('UPSTREAM_SUSPEND_MAX_MS', { min: 1 }) ?? Math.max(base, DEFAULT_BREAKER_POLICY.maxBackoffMs);
+  if (max < base) throw new ConfigError(`UPSTREAM_SUSPEND_MAX_MS (${max}) must be at least UPSTREAM_SUSPEND_MS (${base}).`, 'UPSTREAM_SUSPEND_MAX_MS');
+  const failureThreshold = env.positiveInteger('UPSTREAM_FAILURES_TO_SUSPEND') ?? DEFAULT_BREAKER_POLICY.failureThreshold;
+  return { enabled: base > 0, policy: { baseBackoffMs: base, maxBackoffMs: max, failureThreshold } };
+}
+
 export async function createCapabilities(
   config: Config,
   deps: { outbound: OutboundClient; redis?: Redis; logger?: UpstreamLogger; db?: Queryable },
@@ -122,12 +135,13 @@ export async function createCapabilities(
     ));
   const browserSource: BrowserSource = getBrowser;
 
+  const breaker = env.read((reader) => breakerSettings(reader));
   const runtime = createUpstreamRuntime({
     outbound: deps.outbound,
     browser: browserSource,
     logger: deps.logger,
     // Replicas share one circuit per upstream, so two of them do not both hammer a blocked engine.
-    breaker: { store: deps.redis ? new RedisBreakerStore(deps.redis, config.redisPrefix) : new MemoryBreakerStore() },
+    breaker: { ...breaker, store: deps.redis ? new RedisBreakerStore(deps.redis, config.redisPrefix) : new MemoryBreakerStore() },
   });
 
   const searchSettings = env.read((reader) => searchCapability.settings(reader));

@@ -123,7 +123,8 @@ export interface UpstreamRuntimeOptions {
   logger?: UpstreamLogger;
   /** Clock handed to adapters whose requests carry dates. */
   now?: () => Date;
-  breaker?: { policy?: Partial<BreakerPolicy>; store?: BreakerStore };
+  /** `enabled: false` never suspends an upstream (UPSTREAM_SUSPEND_MS=0). */
+  breaker?: { enabled?: boolean; policy?: Partial<BreakerPolicy>; store?: BreakerStore };
 }
 
 const SILENT: UpstreamLogger = { warn() {} };
@@ -208,7 +209,7 @@ export function createUpstreamRuntime(options: UpstreamRuntimeOptions): Upstream
         const baseUrl = settings.baseUrl ?? adapter.baseUrl ?? '';
         const log = context.log ?? baseLog;
         const started = performance.now();
-        const useBreaker = profile.breaker !== false;
+        const useBreaker = profile.breaker !== false && options.breaker?.enabled !== false;
         let attempts = 0;
         const finish = (outcome: CallOutcome<unknown>, notes: Record<string, unknown>, admission?: { probe: boolean }) => {
           const durationMs = Math.round(performance.now() - started);

@@ -159,7 +159,7 @@ export function createSearchChain(options: SearchChainOptions): SearchChain {
   const upstream = options.runtime.upstream({ timeoutMs, maxBytes: MAX_UPSTREAM_BYTES });
 
   /** One upstream page. Never rejects: a page abandoned because the chain moved on is `aborted`. */
-  async function fetchPage(engine: ChainEngine, params: SearchParams, page: number, context: CallContext): Promise<PageOutcome> {
+  async function callPage(engine: ChainEngine, params: SearchParams, page: number, context: CallContext): Promise<PageOutcome> {
     try {
       return await upstream.call(engine, { ...params, page }, context, {
         baseUrl: options.baseUrls?.[engine.name] ?? engine.baseUrl,
@@ -178,8 +178,8 @@ export function createSearchChain(options: SearchChainOptions): SearchChain {
     const abort = new AbortController();
     const signal = context.signal ? AbortSignal.any([abort.signal, context.signal]) : abort.signal;
     const pageContext = { ...context, signal };
-    // fetchPage never rejects on an abort, so pages left running after an early return cannot go unhandled.
-    const pending = pages.map((page) => fetchPage(engine, params, page, pageContext));
+    // callPage never rejects on an abort, so pages left running after an early return cannot go unhandled.
+    const pending = pages.map((page) => callPage(engine, params, page, pageContext));
 
     const first = await pending[0];
     if (first.kind === 'empty') {

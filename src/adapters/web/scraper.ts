@@ -168,7 +168,7 @@ export function createWebScraper(settings: WebScraperSettings, deps: WebScraperD
   const plain = deps.runtime.upstream({ timeoutMs: settings.timeoutMs, maxBytes: MAX_PAGE_BYTES, maxRedirects: MAX_REDIRECTS, checkUrl, retry: false, breaker: false });
   const rendered = deps.runtime.upstream({ timeoutMs: settings.browserTimeoutMs, maxBytes: MAX_PAGE_BYTES, checkUrl, checkHost, retry: false, breaker: false });
 
-  async function fetch(request: WebRequest, context: CallContext): Promise<CallOutcome<FetchedPage> | { kind: 'no_browser' }> {
+  async function load(request: WebRequest, context: CallContext): Promise<CallOutcome<FetchedPage> | { kind: 'no_browser' }> {
     if (!request.browser) return plain.call(webPageAdapter, request, context, { proxyCountry: request.proxyCountry });
     if ((await deps.browser()) === null) return { kind: 'no_browser' };
     const solver = deps.solver;
@@ -217,7 +217,7 @@ export function createWebScraper(settings: WebScraperSettings, deps: WebScraperD
     async scrape(request, context) {
       // A page that will need a conversion is not fetched when the conversion queue is full.
       if ((request.format !== 'raw' || request.links) && !converter.hasCapacity()) return { kind: 'busy' };
-      const outcome = await fetch(request, context);
+      const outcome = await load(request, context);
       if (outcome.kind === 'ok') return outcome.value.kind === 'page' ? shape(outcome.value, request, context.signal) : { kind: 'not_a_page', contentType: outcome.value.contentType };
       return failure(outcome);
     },
