@@ -50,8 +50,8 @@ async function run(mode: 'embedded' | 'scaled'): Promise<void> {
   });
   const captcha = Object.values(duckduckgoFixtures.blocked)[0];
   duckduckgo.handle(() => ({ status: captcha.status, body: captcha.body, delayMs }));
-  const scaled = mode === 'scaled' ? { REDIS_URL: process.env.BENCH_REDIS_URL ?? '', REDIS_PREFIX: `bench-${randomBytes(4).toString('hex')}:` } : {};
-  const urls = { UPSTREAM_BING_URL: bing.url, UPSTREAM_DUCKDUCKGO_URL: duckduckgo.url, ...scaled };
+  const scaled: Record<string, string> = mode === 'scaled' ? { REDIS_URL: process.env.BENCH_REDIS_URL ?? '', REDIS_PREFIX: `bench-${randomBytes(4).toString('hex')}:` } : {};
+  const urls: Record<string, string> = { UPSTREAM_BING_URL: bing.url, UPSTREAM_DUCKDUCKGO_URL: duckduckgo.url, ...scaled };
   const services: TestService[] = [];
   try {
     const withBlocked = await startTestService({ SEARCH_ENGINES: 'duckduckgo,bing', ...urls });

@@ -97,7 +97,7 @@ async function main(): Promise<void> {
       const pages = upstream.hits.length - hitsBefore;
       if (pages !== perPage / 10) throw new Error(`per_page=${perPage}: expected ${perPage / 10} upstream pages, saw ${pages}`);
     };
-    const upstreamRequest = bing.buildRequest({ ...QUERY, page: 1 }, 1, bingBaseUrl);
+    const upstreamRequest = bing.buildRequest({ ...QUERY, page: 1 }, { baseUrl: bingBaseUrl, now: new Date() });
     const direct = async () => {
       const response = await fetch(upstreamRequest.url, { method: upstreamRequest.method, headers: upstreamRequest.headers });
       await response.text();

@@ -34,6 +34,7 @@ import { articlePage, largeArticlePage } from '../test/support/web-fixtures.ts';
 import { createBrowserPool, isBrowserAvailable } from '../src/browser/index.ts';
 import { createOutboundClient } from '../src/outbound/client.ts';
 import { convertPage, createDomainBlocklist, createPageConverter, createWebScraper } from '../src/adapters/web/index.ts';
+import { createUpstreamRuntime } from '../src/adapters/kit/runtime.ts';
 
 function count(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -183,9 +184,11 @@ if (skipBrowser || !(await isBrowserAvailable(chromium))) {
 } else {
   const pool = createBrowserPool({ executablePath: chromium, navigationTimeoutMs: 60_000, maxPagesPerBrowser: 4, allowHosts: ['127.0.0.1'], idleTimeoutMs: 0 });
   const outbound = createOutboundClient({ allowHosts: ['127.0.0.1'], timeoutMs: 30_000, connectTimeoutMs: 5_000, headersTimeoutMs: 10_000 });
-  const web = createWebScraper({ timeoutMs: 30_000, browserTimeoutMs: 60_000, proxyConfigured: false }, { outbound, browser: async () => pool, blocklist: createDomainBlocklist() });
+  const browser = async () => pool;
+  const runtime = createUpstreamRuntime({ outbound, browser });
+  const web = createWebScraper({ timeoutMs: 30_000, browserTimeoutMs: 60_000, proxyConfigured: false }, { runtime, browser, blocklist: createDomainBlocklist() });
   const renderOnce = async () => {
-    const outcome = await web.scrape({ url: `${site.url()}/js`, method: 'GET', browser: true, format: 'raw', links: false, signal: new AbortController().signal });
+    const outcome = await web.scrape({ url: `${site.url()}/js`, method: 'GET', browser: true, format: 'raw', links: false }, { signal: new AbortController().signal });
     if (outcome.kind !== 'ok') throw new Error(`render failed: ${JSON.stringify(outcome)}`);
   };
   const runConcurrent = async (total: number, concurrency: number, onDone?: (done: number) => void) => {

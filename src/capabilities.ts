@@ -177,9 +177,9 @@ export async function createCapabilities(
       warmState = 'warming';
       progress('starting the PDF pool');
       pdf.get();
-      // The page-conversion threads of /v1/web (Markdown, text, links): started here, the first
+      // The page-conversion processes of /v1/web (Markdown, text, links): started here, the first
       // such request does not wait for them to load their modules.
-      progress('starting the page-conversion threads');
+      progress('starting the page-conversion processes');
       web.get();
       progress('starting the OCR pool (loading the English model)');
       await ocr.get().warm();

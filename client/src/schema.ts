@@ -1536,7 +1536,7 @@ export interface operations {
                                          * @example 2026-11-22T10:15:30.123000Z
                                          */
                                         at: string;
-                                        /** @description The upstream's HTTP status; null when no answer came. */
+                                        /** @description The upstream's HTTP status; null for `ok` and when no answer came. */
                                         status: number | null;
                                     } | null;
                                     /** @description The last call that came back `changed`; null when none was recorded. */
@@ -1546,7 +1546,7 @@ export interface operations {
                                          * @example 2026-11-22T10:15:30.123000Z
                                          */
                                         at: string;
-                                        /** @description The upstream's HTTP status; null when no answer came. */
+                                        /** @description The upstream's HTTP status; null for `ok` and when no answer came. */
                                         status: number | null;
                                     } | null;
                                     /** @description Calls per verdict in the 5-minute buckets that started within the last 24 hours; verdicts without calls are left out. */
@@ -1570,7 +1570,7 @@ export interface operations {
                                          */
                                         at: string;
                                         duration_ms: number;
-                                        /** @description The upstream's HTTP status; null when no answer came. */
+                                        /** @description The upstream's HTTP status; null for `ok` and when no answer came. */
                                         status: number | null;
                                         /** @description ok, empty, not_found, blocked, changed, timeout, unreachable or suspended. */
                                         verdict: string;

@@ -1,6 +1,7 @@
 /**
- * The contract of the headless-browser pool: what callers (the search chain for engines that only
- * answer JavaScript-capable clients, `/v1/web` with `bypass_captcha`) ask for and get back.
+ * The contract of the headless-browser pool: what its caller, the upstream runtime, asks for and
+ * gets back for adapters loaded `via: 'browser'` (search engines that only answer
+ * JavaScript-capable clients, `/v1/web` with `bypass_captcha`).
  * Failures are `OutboundError`s with the same codes as the plain outbound client.
  */
 import type { LookupFunction } from '../outbound/resolve.ts';
@@ -12,7 +13,7 @@ export interface BrowserPoolOptions {
   executablePath: string;
   /** Chromium processes to run at most. Default 1. */
   maxBrowsers?: number;
-  /** Pages rendered at once per process (BROWSER_MAX_PAGES); more requests wait. Default 4. */
+  /** Pages rendered at once per process (BROWSER_MAX_PAGES); more requests wait. Default 11. */
   maxPagesPerBrowser?: number;
   /** Per-request deadline when the request sets none (BROWSER_TIMEOUT_MS). */
   navigationTimeoutMs: number;

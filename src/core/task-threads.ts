@@ -1,5 +1,6 @@
 /**
- * Worker threads for CPU-heavy work (PDF, page conversion): one task per thread, every thread
+ * Worker threads for CPU-heavy work (PDF; /v1/web's page conversions run in child processes,
+ * task-processes.ts, which says why): one task per thread, every thread
  * started with the pool, and a time limit counted from the moment a thread starts on a task, so
  * time spent queued behind other tasks does not count. Past the limit, or when the caller's signal
  * aborts, the task is aborted and piscina terminates exactly that thread and starts a fresh one:

@@ -11,7 +11,8 @@ import type { Database } from '../storage/db.ts';
 /**
  * Every billed operation with its default price in credits. A row's `billing.operation` is typed
  * against these keys; a new operation is one line here, and the next start (or `gleaner migrate`)
- * adds it to the price table. Changing a default here never changes a price already in a table.
+ * adds it to the price table. Changing a default here never changes a price already in a table
+ * (migration 0001 inserted the first twelve at these values).
  */
 export const OPERATION_DEFAULTS = {
   search: 3,

@@ -41,7 +41,7 @@ const timeRangeField = {
 } as const;
 const limitField = { rules: [integer(), between(1, 100)], default: 25 } as const;
 
-/** ok → `{"response": …}`; not found → 404; anything else → 502 (the runner has logged why). */
+/** ok → `{"response": …}`; not found → 404; anything else → 502 (the runtime has logged why). */
 function answer<T>(outcome: ForumOutcome<T>): { body: { response: T } } {
   if (outcome.kind === 'ok') return { body: { response: outcome.value } };
   if (outcome.kind === 'not_found') throw httpErrors.notFound();

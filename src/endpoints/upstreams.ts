@@ -10,7 +10,7 @@ import { upstreamReport } from '../operations/index.ts';
 
 const timestamp = Type.String({ description: 'ISO 8601 UTC with microseconds.', examples: ['2026-11-22T10:15:30.123000Z'] });
 const nullableTimestamp = Type.Union([timestamp, Type.Null()]);
-const status = Type.Union([Type.Integer(), Type.Null()], { description: "The upstream's HTTP status; null when no answer came." });
+const status = Type.Union([Type.Integer(), Type.Null()], { description: "The upstream's HTTP status; null for `ok` and when no answer came." });
 const counts = (window: string) =>
   Type.Record(Type.String(), Type.Integer({ minimum: 1 }), {
     description: `Calls per verdict in the 5-minute buckets that started within ${window}; verdicts without calls are left out.`,

@@ -37,7 +37,7 @@ export interface CircuitReport {
 export interface OperationReport {
   upstream: string;
   operation: string;
-  /** Newest first, at most 20. `status`: the upstream's HTTP status, null when no answer came. */
+  /** Newest first, at most 20. `status`: the upstream's HTTP status; null for `ok` and when no answer came. */
   last_verdicts: Array<{ at: string; verdict: string; status: number | null; duration_ms: number }>;
   /** Calls per verdict in the 5-minute buckets that started within the last hour; verdicts without calls are left out. */
   last_hour: Record<string, number>;

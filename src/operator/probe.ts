@@ -40,7 +40,8 @@ export async function probeUpstreams(config: Config, options: { timeoutMs?: numb
             status = outcome.status ?? null;
             reason = 'reason' in outcome && outcome.reason ? redactUrls(outcome.reason) : null;
           } catch (error) {
-            verdict = 'timeout';
+            // Only the probe's own time limit aborts a call here; anything else thrown is a failure to call.
+            verdict = signal.aborted ? 'timeout' : 'unreachable';
             reason = describeError(error);
           }
           return { upstream: probe.upstream, operation: probe.operation, verdict, status, duration_ms: Math.round(performance.now() - started), reason };

@@ -15,33 +15,9 @@
  * operation, at most `MAX_OPERATIONS` operations).
  */
 import type { Queryable } from '../storage/db.ts';
+import type { RuntimeEvent } from '../core/upstream-events.ts';
 
-/**
- * What the store is told: the fields it keeps of the upstream runtime's events (`RuntimeEvent` in
- * src/adapters/kit/types.ts, declared there, above this layer; every `RuntimeEvent` is one of these).
- */
-export type ReportEvent =
-  | {
-      type: 'call';
-      upstream: string;
-      operation: string;
-      /** `aborted` calls (the caller went away) say nothing about the upstream and are not kept. */
-      verdict: string;
-      status?: number;
-      durationMs: number;
-      /** When the call ended (ms since the epoch). */
-      at: number;
-    }
-  | {
-      type: 'circuit';
-      upstream: string;
-      state: CircuitState;
-      openUntil?: number;
-      trips: number;
-      at: number;
-    };
-
-export type CircuitState = 'open' | 'half_open' | 'closed';
+export type CircuitState = Extract<RuntimeEvent, { type: 'circuit' }>['state'];
 
 /** Where flush failures are reported (a pino logger fits). */
 export interface ReportLogger {
@@ -147,7 +123,7 @@ export class UpstreamReportStore {
   }
 
   /** Takes one event. Never throws and never waits: it runs inside every upstream call's path. */
-  record(event: ReportEvent): void {
+  record(event: RuntimeEvent): void {
     if (this.#closed) return;
     try {
       if (event.type === 'call') this.#recordCall(event);
@@ -181,7 +157,7 @@ export class UpstreamReportStore {
     return this.#closed;
   }
 
-  #recordCall(event: Extract<ReportEvent, { type: 'call' }>): void {
+  #recordCall(event: Extract<RuntimeEvent, { type: 'call' }>): void {
     if (event.verdict === 'aborted' || typeof event.upstream !== 'string' || typeof event.operation !== 'string' || typeof event.verdict !== 'string') return;
     const at = isTime(event.at) ? event.at : this.#now();
     const status = statusOf(event.status);
@@ -199,7 +175,7 @@ export class UpstreamReportStore {
     pending.lastSeen = Math.max(pending.lastSeen, at);
   }
 
-  #recordCircuit(event: Extract<ReportEvent, { type: 'circuit' }>): void {
+  #recordCircuit(event: Extract<RuntimeEvent, { type: 'circuit' }>): void {
     if (typeof event.upstream !== 'string' || !['open', 'half_open', 'closed'].includes(event.state)) return;
     const circuit: PendingCircuit = {
       upstream: name(event.upstream),

@@ -68,7 +68,10 @@ after(async () => {
   await service?.close();
   await upstream?.close();
 });
-beforeEach(() => {
+beforeEach(async () => {
+  // A block opens Reddit's circuit for the whole runtime (30 s at first): each test starts with it
+  // closed, as it is once the back-off has passed and a probe got an answer.
+  await closeCircuit(service);
   upstream.hits.length = 0;
   fake.tokenLifetimeS = 3600;
   fake.tokenDelayMs = 0;
@@ -92,6 +95,26 @@ function defaultReddit(hit: UpstreamHit, path: string): UpstreamAnswer {
   if (route === '/user/someone/submitted') return json(listing([post('u1', { author: 'someone' })], { after: 't3_u1' }));
   if (route === '/r/testsub/about') return json(subredditAbout('testsub'));
   return json({ message: 'Not Found', error: 404 }, 404);
+}
+
+/** Closes Reddit's circuit as a healthy answer does, and waits until the breaker's store says so. */
+async function closeCircuit(on: TestService): Promise<void> {
+  const breaker = on.services.capabilities.runtime.breaker;
+  breaker.record('reddit', 'ok', false);
+  for (let waited = 0; (await breaker.states()).has('reddit'); waited += 10) {
+    if (waited > 2000) throw new Error("Reddit's circuit did not close");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Whether Reddit's circuit is open now (after a block), once the breaker's store has it. */
+async function circuitOpen(on: TestService): Promise<boolean> {
+  const breaker = on.services.capabilities.runtime.breaker;
+  for (let waited = 0; waited <= 2000; waited += 10) {
+    if (((await breaker.states()).get('reddit')?.openUntil ?? 0) > Date.now()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return false;
 }
 
 const call = (path: string, token: string, body: unknown) => service.call('POST', path, { token, body });
@@ -179,6 +202,15 @@ describe('rate limit', () => {
 
     await new Promise((resolve) => setTimeout(resolve, 1100));
     fake.api = defaultReddit;
+    // New with the runtime: the refusal is a `blocked` verdict, which opens Reddit's circuit for its
+    // back-off (30 s), longer than the budget's reset: until then calls are suspended, still uncharged.
+    assert.ok(await circuitOpen(service), "the spent budget opened Reddit's circuit");
+    const suspended = await call('/v1/forum', u.token, { subreddit: 'testsub' });
+    assert.equal(suspended.status, 502);
+    assert.equal(apiHits().length, 1, 'Reddit was not called');
+    assert.equal(await balance(u.id), 7);
+    // Once the back-off has passed (the probe's answer closes the circuit), the budget has reset too.
+    await closeCircuit(service);
     assert.equal((await call('/v1/forum', u.token, { subreddit: 'testsub' })).status, 200);
     assert.equal(apiHits().length, 2);
     assert.equal(await balance(u.id), 4);

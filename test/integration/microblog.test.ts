@@ -111,10 +111,24 @@ after(async () => {
   await unconfigured?.close();
   await x?.close();
 });
-beforeEach(() => {
+beforeEach(async () => {
+  // A block opens X's circuit for the whole runtime (30 s at first): each test starts with the
+  // circuits closed, as they are once the back-off has passed and a probe got an answer.
+  await closeCircuits(service);
+  await closeCircuits(unconfigured);
   x.hits.length = 0;
   handlers = defaultHandlers();
 });
+
+/** Closes X's circuits as a healthy answer does, and waits until the breaker's store says so. */
+async function closeCircuits(on: TestService): Promise<void> {
+  const breaker = on.services.capabilities.runtime.breaker;
+  for (const upstream of ['x', 'x-syndication']) breaker.record(upstream, 'ok', false);
+  for (let waited = 0; [...(await breaker.states()).keys()].some((upstream) => upstream.startsWith('x')); waited += 10) {
+    if (waited > 2000) throw new Error("X's circuits did not close");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
 
 const call = (route: string, token: string, body: unknown, on: TestService = service) => on.call('POST', route, { token, body });
 const balance = (id: number, on: TestService = service) => on.services.ledger.balance(id, 'scraping');
@@ -414,6 +428,8 @@ describe('the session pool (these tests change its state: they run last)', () =>
     const r = await call('/v1/mb/user', user.token, { username: 'jack' });
     assert.equal(r.status, 502);
     assert.deepEqual(r.body, { message: 'The upstream service is unavailable, please retry.' });
+    // The block opened X's circuit; closed again, the call reaches the pool, which has no session left.
+    await closeCircuits(service);
     const again = await call('/v1/mb/user-tweets', user.token, { username: 'jack' });
     assert.equal(again.status, 502);
     assert.equal(await balance(user.id), 100);
@@ -427,7 +443,11 @@ describe('the session pool (these tests change its state: they run last)', () =>
       ok('{"errors":[{"message":"Bad request"}]}'),
     ]) {
       handlers.SearchTimeline = () => answer;
+      // Each answer judged on its own: the previous one's block must not have suspended X.
+      await closeCircuits(service);
+      const asked = gqlHits('SearchTimeline').length;
       assert.equal((await call('/v1/mb/search', user.token, { query: 'q' })).status, 502);
+      assert.ok(gqlHits('SearchTimeline').length > asked, 'X was asked');
     }
     assert.equal(await balance(user.id), 100);
   });

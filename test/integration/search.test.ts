@@ -34,7 +34,8 @@ after(async () => {
   await service.close();
   await upstream.close();
 });
-beforeEach(() => {
+beforeEach(async () => {
+  await closeCircuits();
   upstream.hits.length = 0;
   behave = {
     bing: (hit) => bingFixtures.results(bingPage(hit)),
@@ -42,6 +43,21 @@ beforeEach(() => {
     mojeek: () => mojeekFixtures.results(fixtureResults('mojeek', 10)),
   };
 });
+
+/**
+ * Every test starts with the engines' circuits closed: an engine that answered a block page in
+ * one test is suspended for the runtime's back-off (30 s), which would skip it in the next tests.
+ * A healthy verdict closes a circuit; the store may be Redis (TEST_REDIS_URL), so wait for it.
+ */
+async function closeCircuits(): Promise<void> {
+  const { breaker } = service.services.capabilities.runtime;
+  for (const engine of ENGINES) breaker.record(engine, 'ok', false);
+  const deadline = Date.now() + 2000;
+  while ((await breaker.states()).size > 0) {
+    if (Date.now() > deadline) throw new Error('the engines\' circuits did not close');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
 
 /** Bing pages by `first`: page n carries results 10(n-1)+1 .. 10n. */
 function bingPage(hit: UpstreamHit): FixtureResult[] {
@@ -153,6 +169,12 @@ describe('engine chain', () => {
     assert.equal(r.status, 200);
     assert.equal(r.body.response[0].title, 'ddg result 1');
     assert.equal(await balance(user.id), 7);
+    // Bing is suspended now: the next search does not ask it at all.
+    upstream.hits.length = 0;
+    const again = await search(user.token, { query: 'another q' });
+    assert.equal(again.status, 200);
+    assert.equal(again.body.response[0].title, 'ddg result 1');
+    assert.deepEqual(upstream.hits.map((hit) => hit.path.split('/')[1]), ['duckduckgo']);
   });
 
   test('HTTP 429 and 403 from engines are blocks, not empty results', async () => {

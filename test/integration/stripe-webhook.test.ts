@@ -2,6 +2,7 @@
  * `POST /webhooks/stripe` on the real server: signed `invoice.paid` events renew the linked user's
  * plans once per event id, in one transaction; anything unsigned changes nothing.
  */
+import { pino } from 'pino';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -330,7 +331,7 @@ describe('refused deliveries change nothing', () => {
           } as Queryable),
         ),
     };
-    const server = await buildServer({ ...service.services, db: failing }, { endpoints: [], version: 'test', logger: false });
+    const server = await buildServer({ ...service.services, db: failing }, { endpoints: [], version: 'test', logger: pino({ level: 'silent' }) });
     try {
       const body = JSON.stringify(event);
       const r = await server.app.inject({
@@ -370,7 +371,7 @@ describe('the route', () => {
 
   test('without STRIPE_WEBHOOK_SECRET the route does not exist: 404 for POST and GET', async () => {
     const { stripeWebhook: _configured, ...config } = service.services.config;
-    const server = await buildServer({ ...service.services, config }, { endpoints: [], version: 'test', logger: false });
+    const server = await buildServer({ ...service.services, config }, { endpoints: [], version: 'test', logger: pino({ level: 'silent' }) });
     try {
       const body = JSON.stringify(invoicePaid({ customer: customerId() }));
       for (const method of ['POST', 'GET'] as const) {

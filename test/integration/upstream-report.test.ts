@@ -78,9 +78,9 @@ describe('GET /admin/upstreams', () => {
   test('events given to the store: verdicts, counts, last changed and blocked calls, circuits', async () => {
     const store = service.services.upstreamReport;
     const now = Date.now();
-    store.record({ type: 'call', upstream: 'reddit', operation: 'listing', verdict: 'ok', status: 200, durationMs: 240, at: now - 3_000 });
-    store.record({ type: 'call', upstream: 'reddit', operation: 'listing', verdict: 'changed', status: 200, durationMs: 180, at: now - 2_000 });
-    store.record({ type: 'call', upstream: 'reddit', operation: 'listing', verdict: 'blocked', status: 429, durationMs: 90, at: now - 1_000 });
+    store.record({ type: 'call', upstream: 'reddit', operation: 'listing', verdict: 'ok', status: 200, durationMs: 240, attempts: 1, at: now - 3_000 });
+    store.record({ type: 'call', upstream: 'reddit', operation: 'listing', verdict: 'changed', status: 200, durationMs: 180, attempts: 1, at: now - 2_000 });
+    store.record({ type: 'call', upstream: 'reddit', operation: 'listing', verdict: 'blocked', status: 429, durationMs: 90, attempts: 1, at: now - 1_000 });
     store.record({ type: 'circuit', upstream: 'reddit', state: 'open', openUntil: now + 60_000, trips: 1, at: now - 1_000 });
     assert.equal(await store.flush(), true);
 
@@ -134,7 +134,7 @@ describe('GET /admin/upstreams', () => {
 describe('gleaner upstreams', () => {
   test('--json prints the report the admin API answers', async () => {
     const store = service.services.upstreamReport;
-    store.record({ type: 'call', upstream: 'x', operation: 'TweetResultByRestId', verdict: 'not_found', status: 200, durationMs: 300, at: Date.now() });
+    store.record({ type: 'call', upstream: 'x', operation: 'TweetResultByRestId', verdict: 'not_found', status: 200, durationMs: 300, attempts: 1, at: Date.now() });
     assert.equal(await store.flush(), true);
 
     const result = await gleaner('upstreams', '--json');

@@ -15,6 +15,7 @@ import { createBrowserPool, isBrowserAvailable, type BrowserPool } from '../../s
 import { createOutboundClient, type ClosableOutboundClient } from '../../src/outbound/client.ts';
 import type { LookupFunction } from '../../src/outbound/resolve.ts';
 import { createDomainBlocklist, createWebScraper, type WebScraper } from '../../src/adapters/web/index.ts';
+import { createUpstreamRuntime } from '../../src/adapters/kit/runtime.ts';
 
 const chromium = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const skip = (await isBrowserAvailable(chromium)) ? false : `Chromium is not available at ${chromium} (install the chromium package or set CHROMIUM_PATH)`;
@@ -57,7 +58,7 @@ before(async () => {
   outbound = createOutboundClient({ allowHosts, lookup, timeoutMs: 10_000, connectTimeoutMs: 5_000, headersTimeoutMs: 5_000 });
   web = createWebScraper(
     { timeoutMs: 10_000, browserTimeoutMs: 20_000, proxyConfigured: false },
-    { outbound, browser: async () => pool, blocklist: createDomainBlocklist() },
+    { runtime: createUpstreamRuntime({ outbound, browser: async () => pool }), browser: async () => pool, blocklist: createDomainBlocklist() },
   );
 });
 
@@ -67,10 +68,11 @@ after(async () => {
   await site?.close();
 });
 
-const request = (url: string) => ({ url, method: 'GET' as const, browser: true, format: 'raw' as const, links: false, signal: new AbortController().signal });
+const request = (url: string) => ({ url, method: 'GET' as const, browser: true, format: 'raw' as const, links: false });
+const context = () => ({ signal: new AbortController().signal });
 
 test('scripts reach neither 127.0.0.1, nor 169.254.169.254, nor a blocked domain', { skip, timeout: 60_000 }, async () => {
-  const outcome = await web.scrape(request(`http://site.test:${site.port}/attack`));
+  const outcome = await web.scrape(request(`http://site.test:${site.port}/attack`), context());
   assert.equal(outcome.kind, 'ok', JSON.stringify(outcome));
   assert.ok(outcome.kind === 'ok' && outcome.page.content.includes('fetches settled'), 'the page ran its scripts');
   const paths = site.log.map((hit) => `${hit.host} ${hit.path}`);
@@ -82,13 +84,13 @@ test('scripts reach neither 127.0.0.1, nor 169.254.169.254, nor a blocked domain
 
 test('a redirect of the main document into a blocked domain is refused before it is requested', { skip, timeout: 60_000 }, async () => {
   const before = site.log.length;
-  const outcome = await web.scrape(request(`http://site.test:${site.port}/to-blocked`));
+  const outcome = await web.scrape(request(`http://site.test:${site.port}/to-blocked`), context());
   assert.equal(outcome.kind, 'blocked_domain');
   assert.deepEqual(site.log.slice(before).map((hit) => hit.path), ['/to-blocked']);
 });
 
 test('a navigation to data: is refused: the page stays where it was', { skip, timeout: 60_000 }, async () => {
-  const outcome = await web.scrape(request(`http://site.test:${site.port}/to-data`));
+  const outcome = await web.scrape(request(`http://site.test:${site.port}/to-data`), context());
   // Chromium refuses top-frame data: navigations itself; the renderer's check would fail the
   // request (`invalid_url`) if one committed. Either way the data: document never comes back.
   if (outcome.kind === 'ok') {
@@ -101,7 +103,7 @@ test('a navigation to data: is refused: the page stays where it was', { skip, ti
 
 test('the first URL on a blocked domain never reaches the browser', { skip, timeout: 60_000 }, async () => {
   const before = site.log.length;
-  const outcome = await web.scrape(request(`http://www.facebook.com:${site.port}/`));
+  const outcome = await web.scrape(request(`http://www.facebook.com:${site.port}/`), context());
   assert.equal(outcome.kind, 'blocked_domain');
   assert.equal(site.log.length, before);
 });

@@ -203,6 +203,7 @@ describe('default prices (seedPrices, run after every migration)', () => {
 
   test('a new database holds every operation at its default', async () => {
     await seedPrices(prices.db);
+    // Migration 0001 inserted the first operations' prices before seeding existed: they must be the defaults.
     assert.deepEqual(await table(), { ...OPERATION_DEFAULTS });
   });
 

@@ -142,7 +142,8 @@ describe('search chain: one engine answers', () => {
     assert.equal(call.engine, 'bing');
     assert.equal(call.request.maxBytes, MAX_UPSTREAM_BYTES);
     assert.equal(MAX_UPSTREAM_BYTES, 10 * 1024 * 1024);
-    assert.equal(call.request.timeoutMs, 5000);
+    // The outbound client gets what remains of the page's deadline (set when the call started).
+    assert.ok(call.request.timeoutMs !== undefined && call.request.timeoutMs <= 5000 && call.request.timeoutMs > 4000, `timeoutMs ${call.request.timeoutMs}`);
     assert.equal(call.request.method, 'GET');
     assert.equal(call.request.proxyCountry, 'us');
     assert.match(String(call.request.headers?.Cookie), /_EDGE_CD=/);
@@ -329,17 +330,20 @@ describe('search chain: fallback', () => {
     assert.equal(warnings.length, 0);
   });
 
-  test('a page that failed on the network is retried once, not more, then the chain moves on', async () => {
-    const { searchChain, calls, events } = chain(
-      (engine, page) => (engine === 'bing' ? new OutboundError('network', 'connection reset', BASE_URLS.bing) : resultsPage(engine, page)),
-      { engines: ['bing', 'mojeek'] },
-    );
-    const outcome = await searchChain.find(request);
-    assert.equal(outcome.kind === 'results' && outcome.engine, 'mojeek');
-    assert.deepEqual(calls.map((call) => call.engine), ['bing', 'bing', 'mojeek']);
-    const bing = events.filter((event) => event.type === 'call' && event.upstream === 'bing');
-    assert.deepEqual(bing.map((event) => event.type === 'call' && [event.verdict, event.attempts]), [['unreachable', 2]]);
-  });
+  // Bing searches with a GET, DuckDuckGo and Startpage post their search form: a search is safe to send twice either way.
+  for (const failing of ['bing', 'duckduckgo', 'startpage'] as const) {
+    test(`a page that failed on the network is retried once, not more, then the chain moves on (${failing})`, async () => {
+      const { searchChain, calls, events } = chain(
+        (engine, page) => (engine === failing ? new OutboundError('network', 'connection reset', BASE_URLS[failing]) : resultsPage(engine, page)),
+        { engines: [failing, 'mojeek'] },
+      );
+      const outcome = await searchChain.find(request);
+      assert.equal(outcome.kind === 'results' && outcome.engine, 'mojeek');
+      assert.deepEqual(calls.map((call) => call.engine), [failing, failing, 'mojeek']);
+      const failed = events.filter((event) => event.type === 'call' && event.upstream === failing);
+      assert.deepEqual(failed.map((event) => event.type === 'call' && [event.verdict, event.attempts]), [['unreachable', 2]]);
+    });
+  }
 
   test('a page that timed out is not fetched again: the page\'s deadline covers its retry', async () => {
     // Before the runtime, a timed-out page was fetched a second time with a fresh deadline.
@@ -489,7 +493,7 @@ describe('search chain: configuration', () => {
 
 describe('search chain: cache', () => {
   function cachedChain(route: Route, cache: SearchCache = new MemorySearchCache()) {
-    return { cache, ...chain(route, { cache, cacheTtlSeconds: 60 }, { breaker: { policy: { baseBackoffMs: 0, maxBackoffMs: 0 } } }) };
+    return { cache, ...chain(route, { cache, cacheTtlSeconds: 60 }, { breaker: { enabled: false } }) };
   }
 
   test('a repeated search is served from the cache without upstream requests', async () => {
@@ -527,8 +531,8 @@ describe('search chain: cache', () => {
     calls.length = 0;
     await searchChain.find(request);
     await searchChain.find(request);
-    // Every engine was asked again (their circuits open for no time here: with the default
-    // back-off the second search would skip them all, which says nothing about the cache).
+    // Every engine was asked again (the breaker is off here: with it, the second search would
+    // skip the engines that answered a block page, which says nothing about the cache).
     assert.equal(calls.length, 10);
   });
 
@@ -558,5 +562,124 @@ describe('search chain: the caller goes away', () => {
     await assert.rejects(searchChain.find(request, { signal: caller.signal }), /client closed/);
     assert.equal(calls.length, 1, 'no other engine was asked');
     assert.equal(calls[0].request.signal?.aborted, true, 'the upstream fetch saw the abort');
+  });
+});
+
+describe('search chain: suspended engines (the circuit breaker)', () => {
+  const callsOf = (calls: Call[], engine: EngineName) => calls.filter((call) => call.engine === engine).length;
+  const verdicts = (events: RuntimeEvent[], upstream: string) =>
+    events.filter((event) => event.type === 'call' && event.upstream === upstream).map((event) => event.type === 'call' && event.verdict);
+  const circuit = (events: RuntimeEvent[], upstream: string) =>
+    events.filter((event) => event.type === 'circuit' && event.upstream === upstream).map((event) => event.type === 'circuit' && event.state);
+
+  test('an engine that answered a block page is skipped at once by the next search, and asked again after its back-off', async () => {
+    let bingBlocks = true;
+    const { searchChain, calls, events } = chain(
+      (engine, page) => (engine === 'bing' && bingBlocks ? SERP_FIXTURES.bing.blocked.challenge : resultsPage(engine, page)),
+      { engines: ['bing', 'mojeek'] },
+      { breaker: { policy: { baseBackoffMs: 50 } } },
+    );
+
+    const first = await searchChain.find(request);
+    assert.equal(first.kind === 'results' && first.engine, 'mojeek');
+    assert.equal(callsOf(calls, 'bing'), 1);
+    assert.deepEqual(circuit(events, 'bing'), ['open']);
+
+    // Within the back-off: Bing is not asked at all, the next engine answers.
+    const second = await searchChain.find({ ...request, query: 'second query' });
+    assert.equal(second.kind === 'results' && second.engine, 'mojeek');
+    assert.equal(callsOf(calls, 'bing'), 1, 'the suspended engine saw no second request');
+    assert.deepEqual(verdicts(events, 'bing'), ['blocked', 'suspended']);
+
+    // After the back-off, one probe goes; Bing answers cleanly and keeps the request.
+    bingBlocks = false;
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    const third = await searchChain.find({ ...request, query: 'third query' });
+    assert.equal(third.kind === 'results' && third.engine, 'bing');
+    assert.equal(callsOf(calls, 'bing'), 2);
+    assert.deepEqual(verdicts(events, 'bing'), ['blocked', 'suspended', 'ok']);
+    assert.deepEqual(circuit(events, 'bing'), ['open', 'half_open', 'closed']);
+
+    // Closed again: the next search asks it straight away.
+    const fourth = await searchChain.find({ ...request, query: 'fourth query' });
+    assert.equal(fourth.kind === 'results' && fourth.engine, 'bing');
+    assert.equal(callsOf(calls, 'mojeek'), 2);
+  });
+
+  test('a suspended engine is an attempt of an unavailable search, with the reason "suspended"', async () => {
+    const { searchChain, calls } = chain(() => SERP_FIXTURES.bing.blocked.challenge, { engines: ['bing'] });
+    await searchChain.find(request);
+    const outcome = await searchChain.find(request);
+    assert.equal(calls.length, 1);
+    assert.equal(outcome.kind, 'unavailable');
+    assert.match(outcome.kind === 'unavailable' ? outcome.attempts[0].reason : '', /^suspended: circuit open until /);
+  });
+
+  test('three searches in a row that find the engine unreachable suspend it', async () => {
+    const { searchChain, calls, events } = chain(
+      (engine, page) => (engine === 'bing' ? new OutboundError('network', 'connection refused', BASE_URLS.bing) : resultsPage(engine, page)),
+      { engines: ['bing', 'mojeek'] },
+      // No retry delay to wait for: the retry is the runtime's, with its own jitter.
+    );
+    for (let index = 0; index < 4; index++) await searchChain.find({ ...request, query: `query ${index}` });
+    // Three calls of two attempts each, then nothing.
+    assert.equal(callsOf(calls, 'bing'), 6);
+    assert.deepEqual(verdicts(events, 'bing'), ['unreachable', 'unreachable', 'unreachable', 'suspended']);
+    assert.deepEqual(circuit(events, 'bing'), ['open']);
+  });
+});
+
+const REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
+
+async function redisSkipReason(): Promise<string | false> {
+  const probe = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 1_000, maxRetriesPerRequest: 1, retryStrategy: () => null });
+  probe.on('error', () => {});
+  try {
+    await probe.connect();
+    await probe.ping();
+    return false;
+  } catch (error) {
+    return `Redis is not reachable at ${REDIS_URL} (${(error as Error).message}); set TEST_REDIS_URL or start Redis to run this test`;
+  } finally {
+    probe.disconnect();
+  }
+}
+
+describe('search chain: the circuit shared through Redis', async () => {
+  const skip = await redisSkipReason();
+  const redisA = skip ? undefined : new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  const redisB = redisA?.duplicate();
+  const prefix = `gleaner-test:${randomBytes(6).toString('hex')}:`;
+  after(async () => {
+    if (!redisA) return;
+    const keys = await redisA.keys(`${prefix}*`);
+    if (keys.length > 0) await redisA.del(...keys);
+    redisA.disconnect();
+    redisB?.disconnect();
+  });
+
+  test('two chains on two runtimes share the open circuit: after chain A meets the block page, chain B skips that engine', { skip }, async () => {
+    const route: Route = (engine, page) => (engine === 'bing' ? SERP_FIXTURES.bing.blocked.challenge : resultsPage(engine, page));
+    // Two replicas: each its own outbound client, runtime and Redis connection, one prefix.
+    const a = chain(route, { engines: ['bing', 'mojeek'] }, { breaker: { store: new RedisBreakerStore(redisA!, prefix) } });
+    const b = chain(route, { engines: ['bing', 'mojeek'] }, { breaker: { store: new RedisBreakerStore(redisB!, prefix) } });
+
+    const first = await a.searchChain.find(request);
+    assert.equal(first.kind === 'results' && first.engine, 'mojeek');
+    assert.equal(a.calls.filter((call) => call.engine === 'bing').length, 1);
+    // The verdict is recorded in the background: wait until Redis holds the open circuit.
+    const deadline = Date.now() + 2000;
+    while (!((await b.runtime.breaker.states()).get('bing')?.openUntil ?? 0)) {
+      assert.ok(Date.now() < deadline, 'the open circuit never reached Redis');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+
+    const second = await b.searchChain.find(request);
+    assert.equal(second.kind === 'results' && second.engine, 'mojeek');
+    assert.equal(b.calls.filter((call) => call.engine === 'bing').length, 0, 'chain B never asked the suspended engine');
+    assert.deepEqual(
+      b.events.filter((event) => event.type === 'call').map((event) => event.type === 'call' && [event.upstream, event.verdict]),
+      [['bing', 'suspended'], ['mojeek', 'ok']],
+    );
   });
 });

@@ -16,14 +16,10 @@ import {
   MAX_OPERATIONS,
   RECENT_VERDICTS,
   UpstreamReportStore,
-  type ReportEvent,
   type ReportLogger,
 } from '../../src/upstream-report/store.ts';
 import { upstreamReport, upstreamReportRows, type UpstreamReport } from '../../src/operations/index.ts';
-import type { RuntimeEvent } from '../../src/adapters/kit/types.ts';
-
-// Every event of the upstream runtime is one the store takes (checked by tsc).
-const _asReportEvent = (event: RuntimeEvent): ReportEvent => event;
+import type { RuntimeEvent, Verdict } from '../../src/core/upstream-events.ts';
 
 const HOUR = 3_600_000;
 /** A bucket boundary, so tests know which bucket a call falls in. */
@@ -67,12 +63,13 @@ beforeEach(async () => {
   await db.exec('TRUNCATE upstream_operations, upstream_verdict_counts, upstream_circuits');
 });
 
-const call = (upstream: string, operation: string, verdict: string, at: number, extra: Partial<Extract<ReportEvent, { type: 'call' }>> = {}): ReportEvent => ({
+const call = (upstream: string, operation: string, verdict: string, at: number, extra: Partial<Extract<RuntimeEvent, { type: 'call' }>> = {}): RuntimeEvent => ({
   type: 'call',
   upstream,
   operation,
-  verdict,
+  verdict: verdict as Verdict,
   durationMs: 120,
+  attempts: 1,
   at,
   ...extra,
 });

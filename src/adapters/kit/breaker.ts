@@ -4,8 +4,10 @@
  * as SearXNG suspends a failing engine. Then one probe call decides: a clean answer closes the
  * circuit, another failure opens it again for twice as long (up to a ceiling).
  *
- * - `blocked` opens it at once (a captcha does not go away by asking again);
+ * - `blocked` opens it at once (a captcha does not go away by asking again), unless its status
+ *   is a server error (500, 502, 504): those count as failures;
  * - `unreachable` and `timeout` open it after `failureThreshold` in a row;
+ * - only the upstream's answers count: a call an interceptor refused without sending is not told;
  * - `ok`, `empty`, `not_found` and `changed` close it (the upstream answered; a parser that cannot
  *   read the answer is our problem, which suspending the upstream would not fix).
  *
@@ -45,7 +47,14 @@ export interface CircuitState {
   probingUntil: number;
 }
 
-export type BreakerInput = { kind: 'admit' } | { kind: 'verdict'; verdict: Verdict; probe: boolean } | { kind: 'release' };
+export type BreakerInput = { kind: 'admit' } | { kind: 'verdict'; verdict: Verdict; probe: boolean; status?: number } | { kind: 'release' };
+
+/**
+ * Server errors that say the upstream is failing, not refusing us: a `blocked` verdict with one of
+ * these counts toward the failure threshold instead of opening the circuit at once (503 is left
+ * out: it is how several engines answer a client they have blocked).
+ */
+const TRANSIENT_STATUSES = new Set([500, 502, 504]);
 
 export interface TransitionResult {
   /** The new state (null: closed and clean, nothing to keep). */
@@ -83,7 +92,8 @@ export function transition(state: CircuitState | null, input: BreakerInput, now:
   // failure (or a failure while closed) counts.
   if (current.openUntil > 0 && !input.probe) return { state };
   const failures = current.failures + 1;
-  if (verdict !== 'blocked' && !input.probe && failures < policy.failureThreshold) return { state: { ...current, failures } };
+  const refusal = verdict === 'blocked' && !(input.status !== undefined && TRANSIENT_STATUSES.has(input.status));
+  if (!refusal && !input.probe && failures < policy.failureThreshold) return { state: { ...current, failures } };
   const trips = current.trips + 1;
   const openUntil = now + Math.min(policy.maxBackoffMs, policy.baseBackoffMs * 2 ** (trips - 1));
   return { state: { failures: 0, trips, openUntil, probingUntil: 0 }, change: { state: 'open', openUntil, trips } };
@@ -129,16 +139,22 @@ if current ~= ARGV[1] then return 0 end
 if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]); redis.call('SADD', KEYS[2], ARGV[4]) end
 return 1`;
 
+/** How long a call waits for the breaker's store before going through unchecked. */
+const STORE_TIMEOUT_MS = 500;
+
 /** Kept a day past the longest back-off, so a forgotten key cleans itself up. */
 const REDIS_TTL_MS = 24 * 60 * 60_000;
 
 export class RedisBreakerStore implements BreakerStore {
   readonly #redis: BreakerRedisClient;
   readonly #prefix: string;
+  /** The set of upstreams that ever had a state. */
+  readonly #index: string;
 
   constructor(redis: BreakerRedisClient, prefix: string) {
     this.#redis = redis;
     this.#prefix = `${prefix}circuit:`;
+    this.#index = `${prefix}circuits`;
   }
 
   async update(upstream: string, change: (state: CircuitState | null) => TransitionResult): Promise<TransitionResult> {
@@ -149,13 +165,13 @@ export class RedisBreakerStore implements BreakerStore {
       const result = change(before === '' ? null : (JSON.parse(before) as CircuitState));
       const after = result.state ? JSON.stringify(result.state) : '';
       if (after === before) return result;
-      if (Number(await this.#redis.eval(COMPARE_AND_SET, 2, key, `${this.#prefix}*`, before, after, REDIS_TTL_MS, upstream)) === 1 || tries >= 8) return result;
+      if (Number(await this.#redis.eval(COMPARE_AND_SET, 2, key, this.#index, before, after, REDIS_TTL_MS, upstream)) === 1 || tries >= 8) return result;
     }
   }
 
   async all(): Promise<Map<string, CircuitState>> {
     const states = new Map<string, CircuitState>();
-    for (const upstream of await this.#redis.smembers(`${this.#prefix}*`)) {
+    for (const upstream of await this.#redis.smembers(this.#index)) {
       const value = await this.#redis.get(this.#prefix + upstream);
       if (value) states.set(upstream, JSON.parse(value) as CircuitState);
     }
@@ -185,9 +201,9 @@ export class CircuitBreaker {
     return result?.admitted ?? { allowed: true, probe: false };
   }
 
-  /** Tells the breaker what a call came to. Never rejects. */
-  record(upstream: string, verdict: Verdict, probe: boolean): void {
-    void this.#apply(upstream, { kind: 'verdict', verdict, probe });
+  /** Tells the breaker what a call came to (and the upstream's status, when it answered). Never rejects. */
+  record(upstream: string, verdict: Verdict, probe: boolean, status?: number): void {
+    void this.#apply(upstream, { kind: 'verdict', verdict, probe, status });
   }
 
   /** The probe's caller went away before it could decide: let the next call probe. */
@@ -203,8 +219,14 @@ export class CircuitBreaker {
   async #apply(upstream: string, input: BreakerInput): Promise<TransitionResult | undefined> {
     const now = this.#now();
     let result: TransitionResult;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      result = await this.#store.update(upstream, (state) => transition(state, input, now, this.policy));
+      // A store that does not answer in time (Redis away, commands queued) is a store that failed:
+      // no call waits on the breaker longer than this.
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer from the breaker's store within ${STORE_TIMEOUT_MS} ms`)), STORE_TIMEOUT_MS);
+      });
+      result = await Promise.race([this.#store.update(upstream, (state) => transition(state, input, now, this.policy)), late]);
     } catch (error) {
       // Fail open, and say so (at most once a minute, not once per call).
       if (now - this.#lastStoreWarning > 60_000) {
@@ -212,6 +234,8 @@ export class CircuitBreaker {
         this.#log.warn({ upstream, err: error instanceof Error ? error.message : String(error) }, 'circuit breaker state unreachable (Redis?): calls go through unchecked');
       }
       return undefined;
+    } finally {
+      clearTimeout(timer);
     }
     const change = result.change;
     if (change) {

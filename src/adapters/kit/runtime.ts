@@ -128,6 +128,8 @@ export interface UpstreamRuntimeOptions {
 }
 
 const SILENT: UpstreamLogger = { warn() {} };
+/** A signal that never aborts, for calls made for no request. */
+const NEVER = new AbortController().signal;
 
 export function describeError(error: unknown): string {
   if (error instanceof OutboundError) return `${error.code}: ${error.message}`;
@@ -213,7 +215,12 @@ export function createUpstreamRuntime(options: UpstreamRuntimeOptions): Upstream
         let attempts = 0;
         const finish = (outcome: CallOutcome<unknown>, notes: Record<string, unknown>, admission?: { probe: boolean }) => {
           const durationMs = Math.round(performance.now() - started);
-          if (useBreaker && admission) breaker.record(adapter.upstream, outcome.kind, admission.probe);
+          if (useBreaker && admission) {
+            // The breaker learns from the upstream's answers only: an interceptor that refused on
+            // its own (a spent rate budget, no token) sent nothing, so it says nothing new.
+            if (attempts > 0) breaker.record(adapter.upstream, outcome.kind, admission.probe, outcome.status);
+            else if (admission.probe) breaker.release(adapter.upstream);
+          }
           emit({ type: 'call', upstream: adapter.upstream, operation: adapter.operation, verdict: outcome.kind, status: outcome.status, durationMs, attempts, at: Date.now() });
           if (FAILURES.has(outcome.kind)) {
             log.warn(
@@ -235,17 +242,24 @@ export function createUpstreamRuntime(options: UpstreamRuntimeOptions): Upstream
         };
 
         context.signal?.throwIfAborted();
-        const admission = useBreaker ? await breaker.admit(adapter.upstream) : { allowed: true as const, probe: false };
+        const admission = useBreaker ? await raceAbort(breaker.admit(adapter.upstream), context.signal ?? NEVER) : { allowed: true as const, probe: false };
         if (!admission.allowed) {
           return finish({ kind: 'suspended', reason: `circuit open until ${new Date(admission.until).toISOString()}` }, {});
         }
 
+        let request: UpstreamRequest;
+        try {
+          request = adapter.buildRequest(params, { baseUrl, now: now() });
+        } catch (error) {
+          // A request that cannot be built is our bug, not news about the upstream: free the probe slot.
+          if (useBreaker && admission.probe) breaker.release(adapter.upstream);
+          throw error;
+        }
         const deadline = Date.now() + timeoutMs;
         const timer = new AbortController();
         const timeout = setTimeout(() => timer.abort(new OutboundError('timeout', `no answer within ${timeoutMs} ms`, adapter.upstream)), timeoutMs);
         const signal = context.signal ? AbortSignal.any([context.signal, timer.signal]) : timer.signal;
         const via = adapter.via ?? 'http';
-        const request = adapter.buildRequest(params, { baseUrl, now: now() });
         const exchange: Exchange = {
           upstream: adapter.upstream,
           operation: adapter.operation,

@@ -3,8 +3,9 @@
  *
  * An adapter is a pure pair, as SearXNG's engines are: `buildRequest` turns our parameters into
  * one upstream request, `parse` turns the upstream answer into an outcome. Neither touches the
- * network; the runner (runner.ts) owns every side effect: fetching through the outbound client or
- * the browser, decoding, the time limit, the caller's abort, and logging what failed.
+ * network; the upstream runtime (runtime.ts) owns every side effect: fetching through the outbound
+ * client or the browser, decoding, the deadline, the caller's abort, retries, the circuit breaker,
+ * and logging what failed.
  */
 import type { RenderOptions } from '../../browser/types.ts';
 
@@ -85,7 +86,7 @@ export interface CallContext {
 }
 
 
-/** One upstream operation as a pure pair, plus what the runner needs to know about it. */
+/** One upstream operation as a pure pair, plus what the runtime needs to know about it. */
 export interface Adapter<P, T> {
   /** The upstream, for logs and metrics ("reddit", "x", "bing"). */
   upstream: string;

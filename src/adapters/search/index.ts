@@ -7,7 +7,7 @@ import type { UpstreamRuntime } from '../kit/runtime.ts';
 import type { UpstreamLogger } from '../kit/types.ts';
 import { createSearchChain, SearchConfigError, defaultSearchEngines, type SearchChain } from './chain.ts';
 import type { SearchCache } from './cache.ts';
-import { ENGINE_NAMES } from './engines/index.ts';
+import { ENGINE_NAMES, ENGINES, isEngineName } from './engines/index.ts';
 
 export {
   DEFAULT_SEARCH_ENGINES,
@@ -123,5 +123,5 @@ export const searchCapability: Capability<SearchCapabilitySettings, SearchChain,
 
 /** True when the listed engines (or the default order) may want a browser. */
 export function searchWantsBrowser(settings: SearchCapabilitySettings): boolean {
-  return settings.engines.length === 0 || settings.engines.includes('google');
+  return settings.engines.length === 0 || settings.engines.some((name) => isEngineName(name) && ENGINES[name].via === 'browser');
 }

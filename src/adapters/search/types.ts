@@ -60,5 +60,6 @@ export function defineEngine(engine: {
   buildRequest(params: SearchParams, context: RequestContext): UpstreamRequest;
   parse(response: UpstreamResponse): SerpOutcome;
 }): SearchEngine {
-  return { ...engine, upstream: engine.name, operation: 'search' };
+  // A search is safe to ask twice, even as a POST form (DuckDuckGo, Startpage).
+  return { ...engine, upstream: engine.name, operation: 'search', idempotent: true };
 }

@@ -124,7 +124,21 @@ export function solverAdapter(method: SolverMethod): Adapter<{ key: string; payl
 
 const CREATE_TASK = solverAdapter('createTask');
 const GET_TASK_RESULT = solverAdapter('getTaskResult');
-export const SOLVER_BALANCE = solverAdapter('getBalance');
+
+/**
+ * The balance, for `gleaner upstreams probe`: here an `errorId` is the answer that matters (a key
+ * the service refuses, an account with no money), so it is `blocked`, not `ok`.
+ */
+export const SOLVER_BALANCE: Adapter<{ key: string; payload: Record<string, unknown> }, Record<string, unknown>> = {
+  ...solverAdapter('getBalance'),
+  parse: (response) => {
+    const outcome = parseSolverAnswer(response);
+    if (outcome.kind === 'ok' && outcome.value.errorId !== undefined && outcome.value.errorId !== 0) {
+      return { kind: 'blocked', reason: `getBalance refused: ${String(outcome.value.errorCode ?? outcome.value.errorId)}` };
+    }
+    return outcome;
+  },
+};
 
 /** A solver for the browser pool's pages, bound to the settings and the runtime. */
 export function createCaptchaSolver(settings: CaptchaSolverSettings, runtime: UpstreamRuntime): CaptchaSolver {

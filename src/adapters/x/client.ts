@@ -112,7 +112,9 @@ export class XClient {
       return outcome.value;
     });
     this.#guestCalls = runtime.upstream({ timeoutMs, baseUrl: baseUrls.graphql, interceptors: [guestTokenInterceptor(guest)] });
-    this.#sessionCalls = runtime.upstream({ timeoutMs, baseUrl: baseUrls.graphql, interceptors: [sessionPoolInterceptor(options.pool, now)] });
+    // The session pool is its own breaker: it rests a rate-limited session and sidelines a refused
+    // one. Suspending all of X because every session is resting would also stop the guest calls.
+    this.#sessionCalls = runtime.upstream({ timeoutMs, baseUrl: baseUrls.graphql, breaker: false, interceptors: [sessionPoolInterceptor(options.pool, now)] });
     this.#syndication = runtime.upstream({ timeoutMs, baseUrl: baseUrls.syndication });
   }
 

@@ -64,14 +64,15 @@ export interface PageVerdict {
   hasNoResultsMarker: () => boolean;
 }
 
-/**
- * Results win; an empty page is `blocked` when it carries a block signal, `empty` only with
- * the engine's explicit marker, and `blocked` otherwise: a page with neither results nor the
- * marker is a JavaScript shell or a layout we do not know, never a real "nothing found".
- */
 /** Below this much text, a page without results is a shell rather than a layout we cannot read. */
 const UNKNOWN_LAYOUT_MIN_TEXT = 400;
 
+/**
+ * Results win; an empty page is `blocked` when it carries a block signal, `empty` only with
+ * the engine's explicit marker, and otherwise `blocked` (little text, or a page asking for
+ * JavaScript: a shell) or `changed` (plenty of text in a layout we do not know: parser drift),
+ * never a real "nothing found".
+ */
 export function pageVerdict(
   $: CheerioAPI,
   response: UpstreamResponse,
