@@ -120,10 +120,10 @@ beforeEach(async () => {
   handlers = defaultHandlers();
 });
 
-/** Closes X's circuits as a healthy answer does, and waits until the breaker's store says so. */
+/** Closes X's circuits, and checks the breaker's store says so. */
 async function closeCircuits(on: TestService): Promise<void> {
   const breaker = on.services.capabilities.runtime.breaker;
-  for (const upstream of ['x', 'x-syndication']) breaker.record(upstream, 'ok', false);
+  for (const upstream of ['x', 'x-syndication']) await breaker.reset(upstream);
   for (let waited = 0; [...(await breaker.states()).keys()].some((upstream) => upstream.startsWith('x')); waited += 10) {
     if (waited > 2000) throw new Error("X's circuits did not close");
     await new Promise((resolve) => setTimeout(resolve, 10));

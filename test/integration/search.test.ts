@@ -47,11 +47,11 @@ beforeEach(async () => {
 /**
  * Every test starts with the engines' circuits closed: an engine that answered a block page in
  * one test is suspended for the runtime's back-off (30 s), which would skip it in the next tests.
- * A healthy verdict closes a circuit; the store may be Redis (TEST_REDIS_URL), so wait for it.
+ * `reset` closes a circuit; the store may be Redis (TEST_REDIS_URL).
  */
 async function closeCircuits(): Promise<void> {
   const { breaker } = service.services.capabilities.runtime;
-  for (const engine of ENGINES) breaker.record(engine, 'ok', false);
+  for (const engine of ENGINES) await breaker.reset(engine);
   const deadline = Date.now() + 2000;
   while ((await breaker.states()).size > 0) {
     if (Date.now() > deadline) throw new Error('the engines\' circuits did not close');

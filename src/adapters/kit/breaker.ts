@@ -83,14 +83,15 @@ export function transition(state: CircuitState | null, input: BreakerInput, now:
   if (input.kind === 'release') return { state: state && { ...current, probingUntil: 0 } };
 
   const { verdict } = input;
+  // Calls that were already running when the circuit opened say nothing new, good or bad: only
+  // the probe decides an open circuit (a fan-out's page answering after its sibling's block page
+  // must not close what that block page opened).
+  if (current.openUntil > 0 && !input.probe) return { state };
   if (HEALTHY_VERDICTS.has(verdict)) {
     if (state === null) return { state: null };
     return { state: null, ...(current.openUntil > 0 ? { change: { state: 'closed' as const, trips: 0 } } : {}) };
   }
   if (verdict !== 'blocked' && !FAILURE_VERDICTS.has(verdict)) return { state };
-  // Calls that were already running when the circuit opened say nothing new: only the probe's
-  // failure (or a failure while closed) counts.
-  if (current.openUntil > 0 && !input.probe) return { state };
   const failures = current.failures + 1;
   const refusal = verdict === 'blocked' && !(input.status !== undefined && TRANSIENT_STATUSES.has(input.status));
   if (!refusal && !input.probe && failures < policy.failureThreshold) return { state: { ...current, failures } };
@@ -209,6 +210,11 @@ export class CircuitBreaker {
   /** The probe's caller went away before it could decide: let the next call probe. */
   release(upstream: string): void {
     void this.#apply(upstream, { kind: 'release' });
+  }
+
+  /** Forgets an upstream's state: its circuit is closed, as after a good probe (tests, and a fixed configuration). */
+  async reset(upstream: string): Promise<void> {
+    await this.#store.update(upstream, (state) => ({ state: null, ...(state && state.openUntil > 0 ? { change: { state: 'closed' as const, trips: 0 } } : {}) }));
   }
 
   /** Every upstream's circuit that is not closed and clean. */
