@@ -166,8 +166,13 @@ test("the owner's Admin tab: users with balances, grant credits, create a user, 
   await page.waitForSelector('#admin-message:not([hidden])');
   assert.equal(await page.textContent('#admin-message'), `User ${user.id}: scraping balance is now ${before + 100}.`);
   assert.equal((await service.call('GET', '/me', { token: user.token })).body.user.balances.scraping, before + 100);
-  await page.waitForFunction((selector) => (globalThis as any).document.querySelector(selector)?.textContent?.includes('scraping: '), `${row} .balances`);
-  assert.match((await page.textContent(`${row} .balances`)) ?? '', new RegExp(`scraping: ${before + 100}`));
+  // The list is reloaded after the grant: wait for the new balance, not for any balance (the row
+  // shows the old one until the reload answers).
+  const expected = `scraping: ${before + 100}`;
+  await page
+    .waitForFunction(([selector, text]) => (globalThis as any).document.querySelector(selector)?.textContent?.includes(text), [`${row} .balances`, expected] as const, { timeout: 10_000 })
+    .catch(() => {});
+  assert.match((await page.textContent(`${row} .balances`)) ?? '', new RegExp(expected));
 
   await page.fill('#create-user-form input[name=name]', 'Grace');
   await page.fill('#create-user-form input[name=email]', 'grace@example.com');

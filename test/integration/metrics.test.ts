@@ -60,6 +60,11 @@ test('METRICS_TOKEN: bearer only; requests, credits, upstream verdicts and circu
     assert.equal((await fake.call(fakeAdapter('fake', '/slow', 'ok'), undefined, {})).kind, 'timeout');
     // A block opens the circuit at once: the next call is not made.
     assert.equal((await fake.call(fakeAdapter('fake', '/blocked', 'blocked'), undefined, {})).kind, 'blocked');
+    // The breaker records the verdict after the call; with Redis (the scaled tier) that is a round trip.
+    for (let waited = 0; !(await runtime.breaker.states()).has('fake'); waited += 10) {
+      assert.ok(waited < 2000, "the block did not open the circuit");
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
     assert.equal((await fake.call(fakeAdapter('fake', '/ok', 'ok'), undefined, {})).kind, 'suspended');
     // A caller that leaves: counted, but not as the upstream's latency.
     const leaving = new AbortController();
