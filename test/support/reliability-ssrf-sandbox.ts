@@ -245,6 +245,10 @@ const service = await startTestService({
   UPSTREAM_DUCKDUCKGO_URL: 'http://rebind.attacker.test/bing',
   UPSTREAM_MOJEEK_URL: 'http://public.attacker.test/mojeek',
   SEARCH_TIMEOUT_MS: '6000',
+  // Every attack must reach the engines' transports, where the guards refuse it: with suspension
+  // on, an engine refused by an earlier attack would be skipped (suspended) by the next ones, and
+  // the attacks would prove nothing about the guards.
+  UPSTREAM_SUSPEND_MS: '0',
 });
 const user = await service.user({ extraction: 100_000, scraping: 100_000 });
 
