@@ -39,9 +39,13 @@ export interface StartOptions {
   onOwner?(owner: { id: number; token: string; secret_key: string }): void;
 }
 
-/** The service's pino logger: `false` is silent, an object is pino options (with an optional `stream`). */
-function createLogger(config: Config, option: StartOptions['logger']): FastifyBaseLogger {
-  if (option === false) return pino({ level: 'silent' });
+/**
+ * The service's pino logger: an object is pino options (with an optional `stream`); `false` is no
+ * logger at all (undefined), so requests skip creating a child logger each, as Fastify's own
+ * `logger: false` does.
+ */
+function createLogger(config: Config, option: StartOptions['logger']): FastifyBaseLogger | undefined {
+  if (option === false) return undefined;
   const { stream, ...settings } = typeof option === 'object' ? (option as { stream?: NodeJS.WritableStream }) : {};
   const options = { level: config.logLevel, ...settings };
   return stream ? pino(options, stream as pino.DestinationStream) : pino(options);

@@ -23,8 +23,8 @@ export const MALFORMED_BODY: Readonly<Record<string, never>> = Object.freeze({})
 export interface ServerOptions {
   endpoints: readonly Endpoint[];
   version: string;
-  /** The service's logger; each request logs through a child of it that carries the request id. */
-  logger: FastifyBaseLogger;
+  /** The service's logger; each request logs through a child of it that carries the request id. None: silent. */
+  logger?: FastifyBaseLogger;
 }
 
 export interface GleanerServer {
@@ -39,7 +39,7 @@ export interface GleanerServer {
 export async function buildServer(services: Services, options: ServerOptions): Promise<GleanerServer> {
   const { config } = services;
   const app = Fastify({
-    loggerInstance: options.logger,
+    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
     genReqId: () => randomUUID(),
