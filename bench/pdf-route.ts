@@ -15,12 +15,8 @@ import { performance } from 'node:perf_hooks';
 import { startFakeUpstream } from '../test/support/fake-upstream.ts';
 import { numberedPagesPdf } from '../test/support/pdf-fixtures.ts';
 import { startTestService } from '../test/support/service.ts';
+import { percentile, positive } from './support.ts';
 
-const positive = (name: string, fallback: number) => {
-  const value = Number(process.env[name] ?? fallback);
-  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`);
-  return value;
-};
 const requests = positive('BENCH_PDF_ROUTE_REQUESTS', 200);
 const inFlight = positive('BENCH_PDF_ROUTE_INFLIGHT', 4);
 
@@ -49,8 +45,7 @@ try {
     }),
   );
   const seconds = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  const at = (p: number) => latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)].toFixed(1);
+  const at = (p: number) => percentile(latencies, p).toFixed(1);
   console.log(
     `POST /v1/pdf (3-page PDF from loopback), ${requests} requests, ${inFlight} in flight, ${os.availableParallelism()} cores, load ${os.loadavg()[0].toFixed(2)}: ` +
       `${(requests / seconds).toFixed(1)} req/s, p50 ${at(50)} ms, p95 ${at(95)} ms`,

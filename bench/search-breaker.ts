@@ -25,22 +25,12 @@ import { randomBytes } from 'node:crypto';
 import { startFakeUpstream } from '../test/support/fake-upstream.ts';
 import { bingFixtures, duckduckgoFixtures, fixtureResults } from '../test/support/search-fixtures.ts';
 import { startTestService, type TestService } from '../test/support/service.ts';
+import { percentile, positive } from './support.ts';
 
-function positive(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (!raw) return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a positive integer (got "${raw}").`);
-  return value;
-}
 
 const requests = positive('BENCH_SEARCH_REQUESTS', 20);
 const delayMs = positive('BENCH_UPSTREAM_DELAY_MS', 300);
 
-function percentile(samples: number[], p: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
 
 async function run(mode: 'embedded' | 'scaled'): Promise<void> {
   const [bing, duckduckgo] = await Promise.all([startFakeUpstream(), startFakeUpstream()]);

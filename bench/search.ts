@@ -27,14 +27,8 @@ import { bing } from '../src/adapters/search/engines/index.ts';
 import { startFakeUpstream } from '../test/support/fake-upstream.ts';
 import { bingFixtures, fixtureResults } from '../test/support/search-fixtures.ts';
 import { startTestService } from '../test/support/service.ts';
+import { percentile, positive } from './support.ts';
 
-function positive(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (!raw) return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a positive integer (got "${raw}").`);
-  return value;
-}
 
 const requests = positive('BENCH_SEARCH_REQUESTS', 20);
 const warmup = positive('BENCH_SEARCH_WARMUP', 3);
@@ -42,11 +36,6 @@ const delayMs = positive('BENCH_UPSTREAM_DELAY_MS', 300);
 
 const QUERY = { query: 'javascript tutorial', country: 'us', language: 'en' } as const;
 
-/** Nearest-rank percentile of milliseconds. */
-function percentile(samples: number[], p: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
 
 /**
  * Runs every case `warmup` times unmeasured, then `requests` rounds of one request per case, one

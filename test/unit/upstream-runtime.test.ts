@@ -389,6 +389,20 @@ describe('upstream runtime: interceptors', () => {
     assert.equal(sent.length, 0);
   });
 
+  test('a refusal an interceptor made without sending tells the breaker nothing: the upstream is not suspended', async () => {
+    const { outbound, sent } = fakeOutbound(() => ({}));
+    const { runtime } = runtimeOn(outbound);
+    let spent = true;
+    const budget: Interceptor = async (exchange, next) => (spent ? { outcome: { kind: 'blocked', reason: 'rate budget spent' } } : next(exchange));
+    const upstream = runtime.upstream({ ...PROFILE, interceptors: [budget] });
+    assert.equal((await upstream.call(adapter(), { q: 'x' }, {})).kind, 'blocked');
+    await delay(10);
+    assert.equal((await runtime.breaker.states()).size, 0, 'no circuit state');
+    spent = false;
+    assert.equal((await upstream.call(adapter(), { q: 'x' }, {})).kind, 'ok');
+    assert.equal(sent.length, 1, 'the next call went to the upstream, not suspended');
+  });
+
   test('notes an interceptor adds go on the failure\'s log line', async () => {
     const { outbound } = fakeOutbound(() => ({ status: 403 }));
     const { runtime } = runtimeOn(outbound);
@@ -504,6 +518,26 @@ describe('circuit breaker: transition()', () => {
     const open = verdict(null, 'blocked', 0).state;
     assert.deepEqual(verdict(open, 'blocked', 10).state, open);
     assert.deepEqual(verdict(open, 'unreachable', 10).state, open);
+  });
+
+  test('nor do clean answers of calls already running: only the probe closes an open circuit', () => {
+    // A fan-out: page 2 answered a block page, page 3 answers cleanly a moment later.
+    const open = verdict(null, 'blocked', 0).state;
+    for (const healthy of ['ok', 'empty', 'not_found', 'changed'] as const) {
+      const after = verdict(open, healthy, 50);
+      assert.deepEqual(after.state, open, healthy);
+      assert.equal(after.change, undefined, healthy);
+    }
+  });
+
+  test('a block page with a server error (500, 502, 504) counts as a failure; 503, 403, 429 open at once', () => {
+    const withStatus = (state: CircuitState | null, status: number, now: number) => transition(state, { kind: 'verdict', verdict: 'blocked', probe: false, status }, now, policy);
+    for (const status of [500, 502, 504]) {
+      const first = withStatus(null, status, 0);
+      assert.deepEqual(first.state, { failures: 1, trips: 0, openUntil: 0, probingUntil: 0 }, String(status));
+      assert.equal(withStatus(withStatus(first.state, status, 1).state, status, 2).change?.state, 'open', `${status}: the third in a row opens it`);
+    }
+    for (const status of [503, 403, 429]) assert.equal(withStatus(null, status, 0).change?.state, 'open', String(status));
   });
 });
 
