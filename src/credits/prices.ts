@@ -27,6 +27,9 @@ export const OPERATION_DEFAULTS = {
   mb_user: 3,
   mb_search: 10,
   mb_user_tweets: 10,
+  // A page a crawl or batch job delivered (contract §9), and one site map.
+  crawl_page: 1,
+  map: 1,
 } as const satisfies Record<string, number>;
 
 export type Operation = keyof typeof OPERATION_DEFAULTS;
