@@ -100,6 +100,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
       services.capabilities.warm(progress).catch((error: unknown) => server.app.log.error({ err: error }, 'starting the pools failed'));
     }
     const url = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1');
+    // Jobs are taken once the server answers: a crawl resumed after a restart runs alongside requests.
+    await services.jobs.startWorkers();
 
     let closing: Promise<void> | null = null;
     const ready = services;

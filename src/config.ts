@@ -6,6 +6,7 @@ import path from 'node:path';
 import { ConfigError, envReader, type EnvReader } from './core/env.ts';
 import { outboundCapability } from './outbound/config.ts';
 import type { OutboundClientOptions } from './outbound/client.ts';
+import { jobSettings, type JobSettings } from './jobs/settings.ts';
 
 export { ConfigError } from './core/env.ts';
 
@@ -28,6 +29,8 @@ export interface Config {
   shutdownGraceMs: number;
   ownerEmail: string;
   outbound: OutboundClientOptions;
+  /** Crawls, batches and webhooks (src/jobs). */
+  jobs: JobSettings;
   /** Stripe `invoice.paid` webhook; absent when STRIPE_WEBHOOK_SECRET is unset (no route). */
   stripeWebhook?: StripeWebhookConfig;
   /** The environment the config came from: capability modules read their own settings from it. */
@@ -71,6 +74,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 25_000, 0),
     ownerEmail: env.OWNER_EMAIL || 'owner@localhost',
     outbound: read.read((reader) => outboundCapability.settings(reader)),
+    jobs: jobSettings(read),
     stripeWebhook: stripeWebhookFromEnv(read),
     env,
   };

@@ -17,6 +17,9 @@ import { outboundCapability } from './outbound/config.ts';
 import { createCapabilities, type Capabilities } from './capabilities.ts';
 import type { OperationStores } from './operations/index.ts';
 import { UpstreamReportStore } from './upstream-report/store.ts';
+import { WebhookSecrets } from './webhooks/secrets.ts';
+import { JobService } from './jobs/service.ts';
+import type { Upstream } from './adapters/kit/runtime.ts';
 
 export interface Services {
   config: Config;
@@ -35,6 +38,10 @@ export interface Services {
   operations: OperationStores;
   /** Every upstream call and circuit change, merged into the database every few seconds (GET /admin/upstreams). */
   upstreamReport: UpstreamReportStore;
+  /** Each user's webhook signing secret (GET /me/webhook-secret; the job engine signs with it). */
+  webhookSecrets: WebhookSecrets;
+  /** Crawls and batches: durable jobs on the queue in the database, and their webhooks (src/jobs). */
+  jobs: JobService;
   close(): Promise<void>;
 }
 
@@ -90,9 +97,26 @@ export async function createPlatformServices(config: Config, options: { migrate?
     const outbound = outboundCapability.start(config.outbound);
     opened.push(() => outboundCapability.close(outbound));
     const capabilities = await createCapabilities(config, { outbound, redis, db, logger: options.logger });
+    let site: Upstream | undefined;
     opened.push(() => capabilities.close());
     opened.push(capabilities.observeUpstreams((event) => upstreamReport.record(event)));
     const prices = new Prices(db);
+    const webhookSecrets = new WebhookSecrets(db);
+    const jobs = await JobService.open({
+      db,
+      databaseUrl: config.databaseUrl,
+      settings: config.jobs,
+      ledger,
+      prices,
+      web: () => capabilities.web(),
+      // Robots.txt and sitemaps of arbitrary sites: one site failing says nothing of the others.
+      site: () => (site ??= capabilities.runtime.upstream({ timeoutMs: 20_000, retry: false, breaker: false })),
+      outbound,
+      secrets: webhookSecrets,
+      logger: options.logger,
+    });
+    // Stopped before the capabilities it fetches with, and the database under its queue.
+    opened.push(() => jobs.stop(config.shutdownGraceMs));
     return {
       config,
       db,
@@ -102,6 +126,8 @@ export async function createPlatformServices(config: Config, options: { migrate?
       operations: { db, accounts, ledger, prices },
       upstreamReport,
       history: new HistoryStore(db),
+      webhookSecrets,
+      jobs,
       throttle: throttleStore,
       redis,
       outbound,

@@ -44,6 +44,18 @@ export class EnvReader {
     return value;
   }
 
+  /** A decimal number ≥ `min` (default 0): intervals in seconds. */
+  number(name: string, options: { min?: number } = {}): number | undefined {
+    const min = options.min ?? 0;
+    const raw = this.text(name);
+    if (raw === undefined) return undefined;
+    const value = Number(raw);
+    if (!/^[+-]?(\d+\.?\d*|\.\d+)$/.test(raw) || !Number.isFinite(value) || value < min) {
+      throw new ConfigError(`${name} must be a number ≥ ${min} (got "${raw}").`, name);
+    }
+    return value;
+  }
+
   /** A whole number ≥ 1: counts, sizes, time limits. */
   positiveInteger(name: string): number | undefined {
     const raw = this.text(name);

@@ -7,16 +7,21 @@ import type { Endpoint } from '../pipeline/endpoint.ts';
 import { getMe, listRequests, patchMe } from './account.ts';
 import { searchEndpoint } from './search.ts';
 import { webEndpoint } from './web.ts';
+import { mapEndpoint } from './map.ts';
+import { JOB_ENDPOINTS } from './jobs.ts';
 import { imageEndpoint, pdfEndpoint } from './extraction.ts';
 import { FORUM_ENDPOINTS } from './forum.ts';
 import { ADMIN_ENDPOINTS } from './admin.ts';
 import { MICROBLOG_ENDPOINTS } from './microblog.ts';
 import { usageEndpoint } from './usage.ts';
 import { upstreamsEndpoint } from './upstreams.ts';
+import { WEBHOOK_SECRET_ENDPOINTS } from './webhook-secret.ts';
 
 export const ENDPOINTS: readonly Endpoint[] = [
   searchEndpoint,
   webEndpoint,
+  mapEndpoint,
+  ...JOB_ENDPOINTS,
   pdfEndpoint,
   imageEndpoint,
   ...FORUM_ENDPOINTS,
@@ -25,6 +30,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   patchMe,
   listRequests,
   usageEndpoint,
+  ...WEBHOOK_SECRET_ENDPOINTS,
   ...ADMIN_ENDPOINTS,
   upstreamsEndpoint,
 ];

@@ -19,7 +19,7 @@ import type { CallContext } from '../adapters/kit/types.ts';
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
 /** What a handler may use: capabilities and account stores; never the database or the ledger. */
-export type HandlerServices = Pick<Services, 'config' | 'accounts' | 'history' | 'outbound' | 'capabilities' | 'operations'>;
+export type HandlerServices = Pick<Services, 'config' | 'accounts' | 'history' | 'outbound' | 'capabilities' | 'operations' | 'webhookSecrets' | 'jobs'>;
 
 /** The 422 of a route with `objectBody` whose body is not a JSON object. */
 export const OBJECT_BODY_ERROR = { field: 'body', message: 'The request body must be a JSON object.' } as const;

@@ -12,6 +12,8 @@ export interface Queryable {
 
 export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres';
+  /** Embedded mode: the PGlite instance itself, for the job queue, which runs on it too. */
+  readonly embedded?: import('@electric-sql/pglite').PGlite;
   /** Runs `fn` in one transaction; rolls back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Runs a script of several statements (migrations). */
@@ -61,6 +63,7 @@ async function openPglite(dataDir: string): Promise<Database> {
   });
   return {
     kind: 'pglite',
+    embedded: db,
     ...wrap(db),
     transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
     async exec(sql) {

@@ -2,8 +2,10 @@
 -- the webhook events they emit. The queue itself (which page runs next, retries, expiry of dead
 -- workers) is pg-boss's, in its own schema; these tables hold what the user reads back.
 
--- One crawl or batch. `page_limit` caps the pages delivered; `robots` is the site's robots.txt as
--- read when the crawl started, so every replica judges URLs by the same rules.
+-- One crawl or batch. `page_limit` caps the pages delivered; `admitted` counts the pages queued,
+-- being fetched or delivered (never above the limit: a page that fails makes room for a waiting
+-- one); `robots` is the site's robots.txt as read when the crawl started, so every replica judges
+-- URLs by the same rules; `request_id` is the request that created it (its history row).
 CREATE TABLE jobs (
   id             UUID PRIMARY KEY,
   user_id        BIGINT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
@@ -12,8 +14,10 @@ CREATE TABLE jobs (
   params         JSONB NOT NULL,
   webhook        JSONB,
   page_limit     INTEGER NOT NULL,
+  request_id     TEXT NOT NULL,
   robots         TEXT,
   crawl_delay_ms INTEGER NOT NULL DEFAULT 0,
+  admitted       INTEGER NOT NULL DEFAULT 0,
   completed      INTEGER NOT NULL DEFAULT 0,
   failed_pages   INTEGER NOT NULL DEFAULT 0,
   credits_used   BIGINT NOT NULL DEFAULT 0,
@@ -57,6 +61,12 @@ CREATE TABLE job_pages (
 CREATE INDEX job_pages_waiting ON job_pages (job_id, depth, found) WHERE state = 'waiting';
 CREATE INDEX job_pages_active ON job_pages (job_id) WHERE state IN ('queued', 'fetching');
 CREATE INDEX job_pages_delivered ON job_pages (job_id, seq) WHERE seq IS NOT NULL;
+
+-- When each target host may next be fetched, shared by every process: robots.txt crawl-delay.
+CREATE TABLE job_host_pace (
+  host    TEXT PRIMARY KEY,
+  next_at TIMESTAMPTZ NOT NULL
+);
 
 -- Each user's webhook signing secret (shown on request: it must be readable, as Stripe's are).
 CREATE TABLE webhook_secrets (

@@ -1,0 +1,69 @@
+/**
+ * Which URLs a crawl may fetch (contract §9): the same site (subdomains when asked), the include
+ * and exclude path patterns, robots.txt, each page once by its canonical form. Pure: built once
+ * per job from its parameters and the robots.txt read when it started.
+ */
+import { canonicalUrl, compilePathPatterns, pathFilter, siteScope } from '../adapters/site/urls.ts';
+import type { RobotsRules } from '../adapters/site/robots.ts';
+import type { FoundPage } from './store.ts';
+
+/** A crawl's parameters as stored with the job (validated when it was created). */
+export interface CrawlParams {
+  url: string;
+  limit: number;
+  max_depth: number;
+  include_paths?: string[];
+  exclude_paths?: string[];
+  allow_subdomains?: boolean;
+  sitemap?: 'include' | 'skip' | 'only';
+  format?: string;
+  links?: boolean;
+}
+
+export interface CrawlRules {
+  robots: RobotsRules;
+  maxDepth: number;
+  /** The start URL's site (and subdomains, when asked): where a redirect may end. */
+  inScope(url: string): boolean;
+  /** The URLs the crawl may fetch, canonical and once each, as pages found at `depth`. */
+  admit(urls: readonly string[], depth: number): FoundPage[];
+  /** The start page, fetched whatever the path patterns say (robots.txt still has the last word). */
+  start(): FoundPage[];
+}
+
+export function crawlRules(params: CrawlParams, robots: RobotsRules): CrawlRules {
+  const scope = siteScope(params.url, { allowSubdomains: params.allow_subdomains === true });
+  const include = compilePathPatterns(params.include_paths);
+  const exclude = compilePathPatterns(params.exclude_paths);
+  // Validated when the job was created; a stored job that no longer compiles admits nothing.
+  const paths = include.ok && exclude.ok ? pathFilter(include, exclude) : () => false;
+  const inScope = (raw: string) => {
+    try {
+      return scope(new URL(raw));
+    } catch {
+      return false;
+    }
+  };
+  return {
+    robots,
+    maxDepth: params.max_depth,
+    inScope,
+    admit(urls, depth) {
+      const seen = new Set<string>();
+      const pages: FoundPage[] = [];
+      for (const raw of urls) {
+        const canonical = canonicalUrl(raw);
+        if (!canonical || seen.has(canonical.key)) continue;
+        seen.add(canonical.key);
+        const url = new URL(canonical.url);
+        if (!scope(url) || !paths(url) || !robots.isAllowed(canonical.url)) continue;
+        pages.push({ key: canonical.key, url: canonical.url, depth });
+      }
+      return pages;
+    },
+    start() {
+      const canonical = canonicalUrl(params.url);
+      return canonical && robots.isAllowed(canonical.url) ? [{ key: canonical.key, url: canonical.url, depth: 0 }] : [];
+    },
+  };
+}

@@ -1,0 +1,37 @@
+/**
+ * What the job workers tell the metrics: pages by outcome, webhook deliveries by outcome, jobs
+ * ending by status. The HTTP layer's metrics listen here (src/metrics), as they listen to the
+ * upstream runtime: the workers never import the metrics module.
+ */
+export type PageOutcome = 'delivered' | 'failed' | 'skipped';
+export type WebhookOutcome = 'delivered' | 'retry' | 'refused' | 'expired';
+
+export type JobEvent =
+  | { type: 'page'; outcome: PageOutcome }
+  | { type: 'webhook'; outcome: WebhookOutcome }
+  | { type: 'ended'; status: string };
+
+export class JobMetrics {
+  readonly #listeners = new Set<(event: JobEvent) => void>();
+
+  observe(listener: (event: JobEvent) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  page(outcome: PageOutcome): void {
+    this.#emit({ type: 'page', outcome });
+  }
+
+  webhook(outcome: WebhookOutcome): void {
+    this.#emit({ type: 'webhook', outcome });
+  }
+
+  ended(status: string): void {
+    this.#emit({ type: 'ended', status });
+  }
+
+  #emit(event: JobEvent): void {
+    for (const listener of this.#listeners) listener(event);
+  }
+}

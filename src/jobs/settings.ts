@@ -1,0 +1,57 @@
+/**
+ * The job engine's settings (docs/jobs.md, README configuration reference):
+ *   JOB_CONCURRENCY           pages this process works on at once (0: this process runs no jobs)
+ *   JOB_HOST_CONCURRENCY      pages in flight per target host, across every process
+ *   JOB_POLL_SECONDS          how often an idle worker looks for tasks (PostgreSQL also wakes it at once)
+ *   JOB_SUPERVISE_SECONDS     how often dead workers' tasks are looked for and handed on
+ *   WEBHOOK_RETRY_BASE_SECONDS first retry of a failed webhook delivery; doubles up to one hour
+ */
+import type { EnvReader } from '../core/env.ts';
+
+export interface JobSettings {
+  concurrency: number;
+  hostConcurrency: number;
+  pollSeconds: number;
+  superviseSeconds: number;
+  webhookRetryBaseSeconds: number;
+  /** Attempts after the first, so that the back-off spans 24 hours. */
+  webhookRetryLimit: number;
+  /** Connections of the queue's own pool (PostgreSQL). */
+  poolSize: number;
+}
+
+export const JOB_DEFAULTS = {
+  concurrency: 4,
+  hostConcurrency: 2,
+  pollSeconds: 0.5,
+  superviseSeconds: 10,
+  webhookRetryBaseSeconds: 30,
+} as const;
+
+/** Days a job, its pages and its events are kept (contract §9). */
+export const JOB_RETENTION_DAYS = 7;
+
+/** Retries whose back-off (base, doubling, capped at an hour) adds up to at least 24 hours. */
+export function webhookRetryLimit(baseSeconds: number): number {
+  let total = 0;
+  let retries = 0;
+  while (total < 86_400) {
+    total += Math.min(3_600, baseSeconds * 2 ** retries);
+    retries++;
+  }
+  return retries;
+}
+
+export function jobSettings(env: EnvReader): JobSettings {
+  const webhookRetryBaseSeconds = env.integer('WEBHOOK_RETRY_BASE_SECONDS', { min: 1 }) ?? JOB_DEFAULTS.webhookRetryBaseSeconds;
+  const pollSeconds = env.number('JOB_POLL_SECONDS', { min: 0.5 }) ?? JOB_DEFAULTS.pollSeconds;
+  return {
+    concurrency: env.integer('JOB_CONCURRENCY', { min: 0 }) ?? JOB_DEFAULTS.concurrency,
+    hostConcurrency: env.integer('JOB_HOST_CONCURRENCY', { min: 1 }) ?? JOB_DEFAULTS.hostConcurrency,
+    pollSeconds,
+    superviseSeconds: env.integer('JOB_SUPERVISE_SECONDS', { min: 1 }) ?? JOB_DEFAULTS.superviseSeconds,
+    webhookRetryBaseSeconds,
+    webhookRetryLimit: webhookRetryLimit(webhookRetryBaseSeconds),
+    poolSize: 4,
+  };
+}

@@ -1,0 +1,399 @@
+/**
+ * The job workers: starting a job, fetching its pages, and delivering its webhooks. Every task is
+ * idempotent, so a task run twice (a worker that died after the work, before the queue heard of
+ * it) changes nothing the second time.
+ *
+ * Money follows the pipeline's rule, page by page: hold the page's price before fetching, capture
+ * it only once the page is stored as delivered, release it otherwise. A page is stored before its
+ * hold is captured: a process that dies in between leaves a delivered page whose hold the sweeper
+ * returns (a page given away), never a page charged and lost. Each attempt holds under its own
+ * request id, and the next attempt releases the one before it, so a dead worker's hold is returned
+ * at once, not only when it expires.
+ */
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Job } from 'pg-boss';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Database, Queryable } from '../storage/db.ts';
+import type { CreditLedger } from '../credits/ledger.ts';
+import { price, type Prices } from '../credits/prices.ts';
+import type { WebOutcome, WebScraper } from '../adapters/web/index.ts';
+import type { OutputFormat } from '../adapters/web/index.ts';
+import type { OutboundClient } from '../outbound/types.ts';
+import type { Upstream } from '../adapters/kit/runtime.ts';
+import type { CallContext } from '../adapters/kit/types.ts';
+import { readRobots, robotsAdapter, robotsUrlFor } from '../adapters/site/robots.ts';
+import { canonicalUrl } from '../adapters/site/urls.ts';
+import { discoverSitemapUrls } from '../adapters/site/discover.ts';
+import { deliverWebhook } from '../webhooks/delivery.ts';
+import type { WebhookEventStore } from '../webhooks/events.ts';
+import type { WebhookSecrets } from '../webhooks/secrets.ts';
+import { QUEUES, type JobQueue } from './queue.ts';
+import type { JobSettings } from './settings.ts';
+import { FINAL_STATUSES, type FoundPage, type JobRow, type JobStore } from './store.ts';
+import { crawlRules, type CrawlParams, type CrawlRules } from './crawl-rules.ts';
+import type { JobMetrics } from './metrics.ts';
+
+/** Sitemap URLs and files a crawl reads at most. */
+const SITEMAP_LIMITS = { maxUrls: 50_000, maxFiles: 50 };
+/** Links of one page that may join the crawl: a link farm must not flood the job's table. */
+const MAX_LINKS_PER_PAGE = 1_000;
+/** Longest wait for a host's crawl-delay slot; robots.txt delays are capped below it. */
+const MAX_PACE_WAIT_MS = 60_000;
+/** Webhook events are given up after 24 hours of failed deliveries (contract §9). */
+const WEBHOOK_WINDOW_MS = 86_400_000;
+
+export interface PageTask {
+  jobId: string;
+  key: string;
+}
+
+export interface WorkerDeps {
+  db: Database;
+  store: JobStore;
+  queue: JobQueue;
+  ledger: CreditLedger;
+  prices: Prices;
+  web: () => WebScraper;
+  /** Robots.txt and sitemaps: arbitrary sites, so no retries and no breaker. */
+  site: () => Upstream;
+  outbound: OutboundClient;
+  events: WebhookEventStore;
+  secrets: WebhookSecrets;
+  settings: JobSettings;
+  metrics: JobMetrics;
+  logger?: FastifyBaseLogger;
+}
+
+export class JobWorker {
+  readonly #deps: WorkerDeps;
+  /** Fetches in flight here, per job: a cancel aborts them at once (other replicas stop at delivery). */
+  readonly #inFlight = new Map<string, Set<AbortController>>();
+  /** Each running job's rules (robots.txt read, patterns compiled), kept while it runs here. */
+  readonly #rules = new Map<string, CrawlRules>();
+  readonly #stopping = new AbortController();
+
+  constructor(deps: WorkerDeps) {
+    this.#deps = deps;
+  }
+
+  /** Starts the workers of every queue (none when JOB_CONCURRENCY is 0). */
+  async start(): Promise<void> {
+    const { queue, settings } = this.#deps;
+    if (settings.concurrency === 0) return;
+    await queue.work<{ jobId: string }>(QUEUES.start, { localConcurrency: 1 }, (task) => this.startJob(task));
+    await queue.work<PageTask>(QUEUES.page, { localConcurrency: settings.concurrency, groupConcurrency: settings.hostConcurrency }, (task) => this.runPage(task));
+    await queue.work<{ eventId: string }>(QUEUES.webhook, { localConcurrency: Math.max(2, settings.concurrency) }, (task) => this.deliver(task));
+    await queue.work(QUEUES.cleanup, {}, async () => {
+      const deleted = await this.#deps.store.deleteExpired();
+      if (deleted) this.#deps.logger?.info({ deleted }, 'deleted expired jobs');
+    });
+  }
+
+  /** Aborts the fetches in hand: their pages go back to the queue and their holds are released. */
+  abortAll(): void {
+    this.#stopping.abort(new Error('The server is shutting down.'));
+    for (const controllers of this.#inFlight.values()) for (const controller of controllers) controller.abort(this.#stopping.signal.reason);
+  }
+
+  /** Stops this process's fetches of a job that was cancelled. */
+  cancelled(jobId: string): void {
+    for (const controller of this.#inFlight.get(jobId) ?? []) controller.abort(new Error('The job was cancelled.'));
+    this.#rules.delete(jobId);
+  }
+
+  /** Starts a job: reads robots.txt and the sitemaps (crawl), records the first pages, admits them. */
+  async startJob(task: Job<{ jobId: string }>): Promise<void> {
+    const { store, db } = this.#deps;
+    const job = await store.get(task.data.jobId);
+    if (!job || FINAL_STATUSES.includes(job.status)) return;
+    const context = this.#context(task.signal, job.id);
+    let robots: { text: string | null; crawlDelayMs: number } = { text: null, crawlDelayMs: 0 };
+    let found: FoundPage[];
+    if (job.kind === 'crawl') {
+      const params = job.params as unknown as CrawlParams;
+      const read = await this.#deps.site().call(robotsAdapter, { url: params.url }, context);
+      if (read.kind !== 'ok') {
+        // RFC 9309 §2.3.1.3-4: a robots.txt that cannot be read means "crawl nothing" for now.
+        const reason = read.kind === 'timeout' || read.kind === 'unreachable' ? 'The target site could not be reached.' : `The site's robots.txt could not be read (${describeStatus(read.status)}): it may forbid crawling.`;
+        await this.#end(job, 'failed', reason);
+        return;
+      }
+      const rules = crawlRules(params, readRobots(robotsUrlFor(params.url), read.value, ROBOTS_AGENT));
+      this.#rules.set(job.id, rules);
+      robots = { text: read.value, crawlDelayMs: rules.robots.crawlDelayMs };
+      found = params.sitemap === 'only' ? [] : rules.start();
+      if (params.sitemap !== 'skip') {
+        const sitemaps = await discoverSitemapUrls(this.#deps.site(), { startUrl: params.url, robotsSitemaps: rules.robots.sitemaps, ...SITEMAP_LIMITS }, context);
+        found.push(...rules.admit(sitemaps.urls, params.sitemap === 'only' ? 0 : 1));
+      }
+    } else {
+      found = batchPages(job.params.urls as string[]);
+    }
+    await db.transaction(async (tx) => {
+      if (!(await store.markRunning(tx, job.id, robots))) return;
+      await store.addFound(tx, job.id, found);
+      await this.#emit(tx, job, 'started', { url: job.kind === 'crawl' ? job.params.url : undefined, pages_found: found.length });
+    });
+    await this.#afterPage(job.id);
+  }
+
+  /** One page: claim it, hold its price, fetch and convert it, deliver or drop it, admit the next. */
+  async runPage(task: Job<PageTask>): Promise<void> {
+    const { store, ledger, db, metrics } = this.#deps;
+    const { jobId, key } = task.data;
+    const job = await store.get(jobId);
+    if (!job) return;
+    if (job.status !== 'running') {
+      await db.transaction((tx) => store.drop(tx, jobId, key, 'skipped', `the job is ${job.status}`));
+      metrics.page('skipped');
+      return;
+    }
+    const claim = await store.claim(jobId, key);
+    if (!claim) return;
+    const pageRequest = pageRequestId(jobId, key);
+    // The attempt before this one died with its hold: give it back now.
+    if (claim.attempt > 1) await ledger.settle(`${pageRequest}:${claim.attempt - 1}`, 0);
+
+    const rules = job.kind === 'crawl' ? await this.#rulesFor(job) : undefined;
+    if (rules && !rules.robots.isAllowed(claim.url)) {
+      await this.#drop(job, key, 'skipped', 'disallowed by robots.txt', claim.attempt);
+      return;
+    }
+    const controller = new AbortController();
+    const untrack = this.#track(jobId, controller);
+    const signal = AbortSignal.any([controller.signal, task.signal, this.#stopping.signal]);
+    const requestId = `${pageRequest}:${claim.attempt}`;
+    let held = 0;
+    try {
+      if (job.crawl_delay_ms > 0) {
+        const wait = await store.paceHost(new URL(claim.url).host, job.crawl_delay_ms);
+        await sleep(Math.min(wait, MAX_PACE_WAIT_MS), undefined, { signal });
+      }
+      const unitPrice = price(await this.#deps.prices.current(), 'crawl_page');
+      if (unitPrice > 0) {
+        held = await ledger.hold({ requestId, userId: job.user_id, product: 'scraping', min: unitPrice, max: unitPrice });
+        if (held === 0) {
+          await this.#outOfCredits(job, key, claim.attempt);
+          return;
+        }
+      }
+      const format = (job.params.format as OutputFormat | undefined) ?? 'markdown';
+      const outcome = await this.#deps.web().scrape({ url: claim.url, method: 'GET', browser: false, format, links: true }, this.#context(signal, jobId));
+      const page = outcome.kind === 'ok' ? outcome.page : undefined;
+      const offSite = page && rules && !rules.inScope(page.url);
+      if (!page || offSite) {
+        if (held) await ledger.settle(requestId, 0);
+        held = 0;
+        await this.#drop(job, key, 'failed', offSite ? 'redirected off the site' : failureReason(outcome), claim.attempt);
+        return;
+      }
+      const next = rules && claim.depth < rules.maxDepth ? rules.admit((page.links ?? []).slice(0, MAX_LINKS_PER_PAGE), claim.depth + 1) : [];
+      const delivered = await db.transaction(async (tx) => {
+        const stored = await store.deliver(tx, jobId, key, claim.attempt, {
+          url: page.url,
+          statusCode: page.status_code,
+          content: page.content,
+          links: job.params.links === true ? (page.links ?? []) : null,
+        });
+        if (!stored) return false;
+        await store.addFound(tx, jobId, next);
+        await this.#emit(tx, job, 'page', { url: page.url, status_code: page.status_code });
+        return true;
+      });
+      if (!delivered) {
+        // Cancelled meanwhile, or another attempt delivered it: nothing is charged for this one.
+        if (held) await ledger.settle(requestId, 0);
+        held = 0;
+        metrics.page('skipped');
+        return;
+      }
+      const charged = held ? await ledger.settle(requestId, held) : 0;
+      held = 0;
+      await store.charged(jobId, key, charged);
+      metrics.page('delivered');
+      await this.#afterPage(jobId);
+    } catch (error) {
+      if (held) await ledger.settle(requestId, 0).catch(() => {});
+      if (controller.signal.aborted && !this.#stopping.signal.aborted) {
+        // This job was cancelled while the page was fetched.
+        await this.#drop(job, key, 'skipped', 'the job was cancelled', claim.attempt).catch(() => {});
+        return;
+      }
+      // Stopping, or a fault: the page goes back to the queue, whose retry starts it over.
+      await store.unclaim(jobId, key, claim.attempt).catch(() => {});
+      throw error;
+    } finally {
+      untrack();
+    }
+  }
+
+  /** Delivers one webhook event; throws to have the queue retry it later. */
+  async deliver(task: Job<{ eventId: string }>): Promise<void> {
+    const { events, secrets, outbound, store, metrics, logger } = this.#deps;
+    const event = await events.load(task.data.eventId);
+    if (!event || event.state !== 'pending') return;
+    if (Date.now() - new Date(event.createdAt).getTime() > WEBHOOK_WINDOW_MS) {
+      await events.markFailed(event.id, 'not delivered within 24 hours');
+      metrics.webhook('expired');
+      return;
+    }
+    const secret = await secrets.get(event.userId);
+    const result = await deliverWebhook(outbound, { id: event.id, url: event.url, body: event.body }, secret, { signal: task.signal });
+    if (result.kind === 'delivered') {
+      await events.markDelivered(event.id, result.status);
+      metrics.webhook('delivered');
+      return;
+    }
+    if (result.kind === 'refused') {
+      await events.markFailed(event.id, result.error);
+      if (event.jobId) await store.webhookFailed(event.jobId, result.error);
+      metrics.webhook('refused');
+      logger?.warn({ eventId: event.id, jobId: event.jobId, reason: result.error }, 'webhook refused');
+      return;
+    }
+    await events.markAttempt(event.id, { status: result.status, error: result.error });
+    metrics.webhook('retry');
+    throw new Error(`webhook delivery failed: ${result.error}`);
+  }
+
+  /** After a page settles: admit waiting pages into the free places, and complete the job when nothing is left. */
+  async #afterPage(jobId: string): Promise<void> {
+    const { db, store, queue } = this.#deps;
+    await db.transaction(async (tx) => {
+      const admitted = await store.admit(tx, jobId);
+      await queue.enqueue(tx, QUEUES.page, admitted.map((page) => ({ data: { jobId, key: page.key } satisfies PageTask, group: hostOf(page.url) })));
+    });
+    const done = await db.transaction(async (tx) => {
+      const row = await store.completeIfDone(tx, jobId);
+      if (row) await this.#emit(tx, row, 'completed', completion(row));
+      return row;
+    });
+    if (done) await this.#settled(done);
+  }
+
+  async #drop(job: JobRow, key: string, state: 'failed' | 'skipped', reason: string, attempt: number): Promise<void> {
+    await this.#deps.db.transaction((tx) => this.#deps.store.drop(tx, job.id, key, state, reason, attempt));
+    this.#deps.metrics.page(state);
+    await this.#afterPage(job.id);
+  }
+
+  /** The balance ran out: the job stops (pages already holding credits are still delivered). */
+  async #outOfCredits(job: JobRow, key: string, attempt: number): Promise<void> {
+    const { db, store } = this.#deps;
+    const ended = await db.transaction(async (tx) => {
+      await store.drop(tx, job.id, key, 'skipped', 'not enough credits', attempt);
+      const row = await store.finish(tx, job.id, 'stopped_no_credits', 'The balance ran out.');
+      if (row) await this.#emit(tx, row, 'completed', completion(row));
+      return row;
+    });
+    this.#deps.metrics.page('skipped');
+    if (ended) await this.#settled(ended);
+  }
+
+  /** Ends a job that could not go on (robots.txt unreadable, site unreachable). */
+  async #end(job: JobRow, status: 'failed', reason: string): Promise<void> {
+    const ended = await this.#deps.db.transaction(async (tx) => {
+      const row = await this.#deps.store.finish(tx, job.id, status, reason);
+      if (row) await this.#emit(tx, row, 'failed', { status, error: reason });
+      return row;
+    });
+    if (ended) await this.#settled(ended);
+  }
+
+  /** A job that ended: its creating request's history shows what it cost; metrics see it end. */
+  async #settled(job: JobRow): Promise<void> {
+    this.#rules.delete(job.id);
+    this.#deps.metrics.ended(job.status);
+    // Pages still settling add to credits_used after this; the history row is set again on read by operators.
+    const fresh = await this.#deps.store.get(job.id);
+    if (fresh) await this.#deps.store.settleHistory(fresh);
+  }
+
+  /** Records a webhook event (in the caller's transaction) when the job has a webhook that wants it. */
+  async #emit(tx: Queryable, job: JobRow, kind: 'started' | 'page' | 'completed' | 'failed', data: Record<string, unknown>): Promise<void> {
+    const webhook = job.webhook;
+    if (!webhook || !webhook.events.includes(kind)) return;
+    const event = await this.#deps.events.record(tx, { userId: job.user_id, jobId: job.id, source: job.kind, url: webhook.url, type: `${job.kind}.${kind}`, data });
+    await this.#deps.queue.enqueue(tx, QUEUES.webhook, [{ data: { eventId: event.id } }]);
+  }
+
+  async #rulesFor(job: JobRow): Promise<CrawlRules> {
+    let rules = this.#rules.get(job.id);
+    if (!rules) {
+      const params = job.params as unknown as CrawlParams;
+      rules = crawlRules(params, readRobots(robotsUrlFor(params.url), job.robots, ROBOTS_AGENT));
+      this.#rules.set(job.id, rules);
+    }
+    return rules;
+  }
+
+  #track(jobId: string, controller: AbortController): () => void {
+    let set = this.#inFlight.get(jobId);
+    if (!set) this.#inFlight.set(jobId, (set = new Set()));
+    set.add(controller);
+    return () => {
+      set.delete(controller);
+      if (set.size === 0) this.#inFlight.delete(jobId);
+    };
+  }
+
+  #context(signal: AbortSignal, jobId: string): CallContext {
+    return { signal, log: this.#deps.logger?.child({ jobId }), requestId: `job:${jobId}` };
+  }
+}
+
+/** The user agent robots.txt rules are read for. */
+export const ROBOTS_AGENT = 'gleaner';
+
+/** The hold's request id of a page: the job and the page's canonical URL, hashed to a fixed length. */
+export function pageRequestId(jobId: string, key: string): string {
+  return `job:${jobId}:${createHash('sha256').update(key).digest('hex').slice(0, 24)}`;
+}
+
+function completion(job: JobRow): Record<string, unknown> {
+  return { status: job.status, completed: job.completed, credits_used: job.credits_used };
+}
+
+function hostOf(url: string): string {
+  return new URL(url).host;
+}
+
+function describeStatus(status: number | undefined): string {
+  return status ? `it answered ${status}` : 'no answer';
+}
+
+/** Why a page could not be delivered, in words for the operator's job view. */
+function failureReason(outcome: WebOutcome): string {
+  switch (outcome.kind) {
+    case 'status':
+      return `the target answered ${outcome.status}`;
+    case 'too_large':
+      return 'the page is larger than 10 MB';
+    case 'not_a_page':
+      return `not a web page (${outcome.contentType ?? 'no content type'})`;
+    case 'private_address':
+      return 'the URL points to a private address';
+    case 'blocked_domain':
+      return 'a domain the service does not scrape';
+    case 'not_converted':
+      return `the page could not be converted (${outcome.what})`;
+    case 'unreachable':
+      return `unreachable: ${outcome.reason}`;
+    default:
+      return outcome.kind;
+  }
+}
+
+/** A batch's URLs, once each (by canonical form), in the order given. */
+function batchPages(urls: string[]): FoundPage[] {
+  const seen = new Set<string>();
+  const pages: FoundPage[] = [];
+  for (const raw of urls) {
+    const canonical = canonicalUrl(raw);
+    if (!canonical || seen.has(canonical.key)) continue;
+    seen.add(canonical.key);
+    pages.push({ key: canonical.key, url: canonical.url, depth: 0 });
+  }
+  return pages;
+}
