@@ -333,6 +333,46 @@ export interface paths {
         patch: operations["updateMe"];
         trace?: never;
     };
+    "/me/webhook-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Webhook signing secret
+         * @description The secret that signs every webhook sent to you (`Gleaner-Signature` header). Created on first request; the same until rotated.
+         */
+        get: operations["getWebhookSecret"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/webhook-secret/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the webhook signing secret
+         * @description Replaces the secret with a new one and answers it. The old secret stops signing at once: every delivery from now on, retries of earlier events included, is signed with the new one, so let your receiver accept both until it has the new one.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/requests": {
         parameters: {
             query?: never;
@@ -368,6 +408,98 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a batch of pages
+         * @description Fetches up to 1000 URLs as one job, each as /v1/web would (`format`), each URL once by its canonical form; 1 credit per page delivered. Read the results with GET /v1/batch/{id}.
+         *
+         *     Billed to the **scraping** balance, only on success.
+         */
+        post: operations["batch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batch/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A batch: status and results
+         * @description Status, counts and the pages delivered so far, oldest first, at most 100 per answer: `next` is the URL of the next ones. Results are kept 7 days.
+         */
+        get: operations["getBatch"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a batch
+         * @description Stops the job: nothing more is fetched or billed. Pages already delivered stay readable. A job that already ended answers its own status.
+         */
+        delete: operations["cancelBatch"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/crawl": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a crawl of a site
+         * @description Crawls the site from `url`: same-site links (subdomains with allow_subdomains) up to max_depth hops, plus the URLs of its sitemaps; robots.txt obeyed (user agent `gleaner`, its crawl-delay honoured); each URL once, by its canonical form. Each page is converted as /v1/web would (`format`) and costs 1 credit when delivered; the crawl stops as `stopped_no_credits` when the balance runs out. Answers at once with the job's id; read the results with GET /v1/crawl/{id}.
+         *
+         *     Billed to the **scraping** balance, only on success.
+         */
+        post: operations["crawl"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/crawl/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A crawl: status and results
+         * @description Status, counts and the pages delivered so far, oldest first, at most 100 per answer: `next` is the URL of the next ones. Results are kept 7 days.
+         */
+        get: operations["getCrawl"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a crawl
+         * @description Stops the job: nothing more is fetched or billed. Pages already delivered stay readable. A job that already ended answers its own status.
+         */
+        delete: operations["cancelCrawl"];
         options?: never;
         head?: never;
         patch?: never;
@@ -521,6 +653,28 @@ export interface paths {
          *     Billed to the **extraction** balance, only on success.
          */
         post: operations["extractImage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/map": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The URLs of a site
+         * @description Lists the site's URLs from its start page's links and its sitemaps (robots.txt `Sitemap:` lines and /sitemap.xml, index files followed), without fetching the pages: same host only (`www.` included), any subdomain with include_subdomains; canonical (no fragment, no tracking parameters) and each once. Answers within about 30 seconds with what was read by then. Costs 1 credit; a site where neither the start page nor a sitemap can be read is a free 502.
+         *
+         *     Billed to the **scraping** balance, only on success.
+         */
+        post: operations["map"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2924,6 +3078,128 @@ export interface operations {
             };
         };
     };
+    getWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "secret": "whsec_3xAmPLe0nLyN0tARealSecret4UsXyZ1"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description `whsec_` and 32 random characters: the HMAC-SHA256 key of the `Gleaner-Signature` header. */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "secret": "whsec_3xAmPLe0nLyN0tARealSecret4UsXyZ1"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description `whsec_` and 32 random characters: the HMAC-SHA256 key of the `Gleaner-Signature` header. */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
     listRequests: {
         parameters: {
             query?: {
@@ -3125,6 +3401,642 @@ export interface operations {
                     /**
                      * @example {
                      *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    batch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Each page as `markdown` (main content), `text`, or `raw` HTML.
+                     * @default markdown
+                     * @enum {string}
+                     */
+                    format?: "raw" | "text" | "markdown";
+                    /**
+                     * @description Add each page's links (absolute, deduplicated, in page order).
+                     * @default false
+                     */
+                    links?: boolean;
+                    /**
+                     * @description Absolute http(s) URLs.
+                     * @example [
+                     *       "https://example.com/",
+                     *       "https://example.org/"
+                     *     ]
+                     */
+                    urls: unknown[];
+                    /**
+                     * @description POSTed a signed event (docs/webhooks.md) at each of `events` (default: all of started, page, completed, failed). The URL must be public when each event is delivered.
+                     * @example {
+                     *       "url": "https://example.com/hooks/gleaner",
+                     *       "events": [
+                     *         "completed"
+                     *       ]
+                     *     }
+                     */
+                    webhook?: Record<string, never>;
+                };
+            };
+        };
+        responses: {
+            /** @description The batch is queued. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b9f0d8e-3c1a-4f6e-9d2b-7a5c4e3f2a10",
+                     *       "status": "queued",
+                     *       "url": "https://api.example.com/v1/batch/0b9f0d8e-3c1a-4f6e-9d2b-7a5c4e3f2a10"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        status: string;
+                        url: string;
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The balance is lower than the cost. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "You do not have enough credits to perform this action."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    getBatch: {
+        parameters: {
+            query?: {
+                skip?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The job id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b9f0d8e-3c1a-4f6e-9d2b-7a5c4e3f2a10",
+                     *       "status": "running",
+                     *       "total": 12,
+                     *       "completed": 2,
+                     *       "credits_used": 2,
+                     *       "created_at": "2026-11-26T10:00:00.000Z",
+                     *       "expires_at": "2026-12-03T10:00:00.000Z",
+                     *       "data": [
+                     *         {
+                     *           "url": "https://example.com/",
+                     *           "status_code": 200,
+                     *           "content": "# Example Domain\n\nThis domain is for use in examples."
+                     *         }
+                     *       ],
+                     *       "next": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Pages delivered. */
+                        completed: number;
+                        created_at: string;
+                        credits_used: number;
+                        data: {
+                            content: string;
+                            links?: string[];
+                            status_code: number;
+                            url: string;
+                        }[];
+                        /** @description Why a failed job failed. */
+                        error?: string;
+                        /** @description When the job and its results are deleted (7 days after creation). */
+                        expires_at: string;
+                        id: string;
+                        /** @description The next page of results, or null. */
+                        next: string | null;
+                        /** @description queued, running, completed, cancelled, failed or stopped_no_credits. */
+                        status: string;
+                        /** @description Pages queued, being fetched or delivered. */
+                        total: number;
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    cancelBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The job id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job’s status now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "cancelled"
+                     *     }
+                     */
+                    "application/json": {
+                        status: string;
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    crawl: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Follow links to any subdomain of the URL's registrable domain.
+                     * @default false
+                     */
+                    allow_subdomains?: boolean;
+                    /**
+                     * @description Regular expressions: URLs whose path matches any of them are not crawled.
+                     * @example [
+                     *       "^/docs/archive/"
+                     *     ]
+                     */
+                    exclude_paths?: unknown[];
+                    /**
+                     * @description Each page as `markdown` (main content), `text`, or `raw` HTML.
+                     * @default markdown
+                     * @enum {string}
+                     */
+                    format?: "raw" | "text" | "markdown";
+                    /**
+                     * @description Regular expressions: only URLs whose path matches one of them are crawled (the start page is always fetched).
+                     * @example [
+                     *       "^/docs/"
+                     *     ]
+                     */
+                    include_paths?: unknown[];
+                    /**
+                     * @description Pages delivered at most.
+                     * @default 100
+                     */
+                    limit?: number;
+                    /**
+                     * @description Add each page's links (absolute, deduplicated, in page order).
+                     * @default false
+                     */
+                    links?: boolean;
+                    /**
+                     * @description Link hops from the start page (sitemap URLs count as one hop).
+                     * @default 3
+                     */
+                    max_depth?: number;
+                    /**
+                     * @description `include` the sitemaps’ URLs, `skip` them, or crawl `only` them (no link following).
+                     * @default include
+                     * @enum {string}
+                     */
+                    sitemap?: "include" | "skip" | "only";
+                    /**
+                     * Format: uri
+                     * @example https://example.com/docs/
+                     */
+                    url: string;
+                    /**
+                     * @description POSTed a signed event (docs/webhooks.md) at each of `events` (default: all of started, page, completed, failed). The URL must be public when each event is delivered.
+                     * @example {
+                     *       "url": "https://example.com/hooks/gleaner",
+                     *       "events": [
+                     *         "completed"
+                     *       ]
+                     *     }
+                     */
+                    webhook?: Record<string, never>;
+                };
+            };
+        };
+        responses: {
+            /** @description The crawl is queued. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b9f0d8e-3c1a-4f6e-9d2b-7a5c4e3f2a10",
+                     *       "status": "queued",
+                     *       "url": "https://api.example.com/v1/crawl/0b9f0d8e-3c1a-4f6e-9d2b-7a5c4e3f2a10"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        status: string;
+                        url: string;
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The balance is lower than the cost. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "You do not have enough credits to perform this action."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    getCrawl: {
+        parameters: {
+            query?: {
+                skip?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The job id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b9f0d8e-3c1a-4f6e-9d2b-7a5c4e3f2a10",
+                     *       "status": "running",
+                     *       "total": 12,
+                     *       "completed": 2,
+                     *       "credits_used": 2,
+                     *       "created_at": "2026-11-26T10:00:00.000Z",
+                     *       "expires_at": "2026-12-03T10:00:00.000Z",
+                     *       "data": [
+                     *         {
+                     *           "url": "https://example.com/",
+                     *           "status_code": 200,
+                     *           "content": "# Example Domain\n\nThis domain is for use in examples."
+                     *         }
+                     *       ],
+                     *       "next": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Pages delivered. */
+                        completed: number;
+                        created_at: string;
+                        credits_used: number;
+                        data: {
+                            content: string;
+                            links?: string[];
+                            status_code: number;
+                            url: string;
+                        }[];
+                        /** @description Why a failed job failed. */
+                        error?: string;
+                        /** @description When the job and its results are deleted (7 days after creation). */
+                        expires_at: string;
+                        id: string;
+                        /** @description The next page of results, or null. */
+                        next: string | null;
+                        /** @description queued, running, completed, cancelled, failed or stopped_no_credits. */
+                        status: string;
+                        /** @description Pages queued, being fetched or delivered. */
+                        total: number;
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    cancelCrawl: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The job id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job’s status now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "cancelled"
+                     *     }
+                     */
+                    "application/json": {
+                        status: string;
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -4255,6 +5167,139 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Every worker is busy and the queue is full; nothing was charged. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The server is busy, please retry shortly."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    map: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Count any subdomain of the URL's registrable domain as the site.
+                     * @default false
+                     */
+                    include_subdomains?: boolean;
+                    /**
+                     * @description Links answered at most.
+                     * @default 5000
+                     */
+                    limit?: number;
+                    /** @description Keep only URLs containing this text (case-insensitive); those with it in their path come first. */
+                    search?: string;
+                    /**
+                     * Format: uri
+                     * @example https://example.com/
+                     */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The URLs of the site. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "response": {
+                     *         "links": [
+                     *           "https://example.com/",
+                     *           "https://example.com/about",
+                     *           "https://example.com/blog/first-post"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        response: {
+                            /** @description The start URL first, then the start page’s links in page order, then the sitemaps’ URLs. */
+                            links: string[];
+                        };
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The balance is lower than the cost. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "You do not have enough credits to perform this action."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description The upstream did not answer usefully; nothing was charged. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The upstream service is unavailable, please retry."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Every worker is busy and the queue is full; nothing was charged. Retry after Retry-After seconds. */

@@ -33,9 +33,11 @@ export async function registerMetrics(app: FastifyInstance, services: Services):
     },
     // The breaker's store: shared by the replicas in scaled mode, so every process reports the same circuits.
     circuits: () => services.capabilities.runtime.breaker.states(),
+    jobs: async () => ({ byStatus: await services.jobs.store.countByStatus(), queues: await services.jobs.depth() }),
   });
   // Every upstream call's verdict and every circuit change.
-  const stopWatching = services.capabilities.observeUpstreams((event) => metrics.upstream(event));
+  const stopWatchingUpstreams = services.capabilities.observeUpstreams((event) => metrics.upstream(event));
+  const stopWatchingJobs = services.jobs.observe((event) => metrics.job(event));
 
   // Every answer, by route template (never the raw URL: ids would make one series per user).
   app.addHook('onResponse', async (request, reply) => {
@@ -68,7 +70,8 @@ export async function registerMetrics(app: FastifyInstance, services: Services):
     });
   }
   app.addHook('onClose', async () => {
-    stopWatching();
+    stopWatchingUpstreams();
+    stopWatchingJobs();
     await listener?.close();
   });
   return { metrics, settled: (event) => metrics.settled(event), url: () => url };

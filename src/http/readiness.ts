@@ -1,14 +1,14 @@
 /**
  * GET /ready: whether this process should get traffic. 503 with the first reason it should not:
  * the database does not answer, Redis does not, the database's schema is behind or ahead of this
- * code's migrations (a deploy half done), or the pools `serve` starts are still starting.
+ * code's migrations (a deploy half done), the job queue has stopped, or the pools `serve` starts are still starting.
  */
 import { listMigrations } from '../storage/migrate.ts';
 import type { Services } from '../services.ts';
 
 export type Readiness = { ready: true } | { ready: false; reason: string };
 
-export async function readiness(services: Pick<Services, 'db' | 'redis' | 'capabilities'>): Promise<Readiness> {
+export async function readiness(services: Pick<Services, 'db' | 'redis' | 'capabilities'> & { jobs?: Pick<Services['jobs'], 'healthy'> }): Promise<Readiness> {
   let applied: string[];
   try {
     applied = (await services.db.query<{ version: string }>('SELECT version FROM schema_migrations')).map((row) => row.version);
@@ -27,6 +27,7 @@ export async function readiness(services: Pick<Services, 'db' | 'redis' | 'capab
   if (pending.length) return { ready: false, reason: `The database schema is not current: pending migrations ${pending.join(', ')}.` };
   const unknown = applied.filter((version) => !known.includes(version));
   if (unknown.length) return { ready: false, reason: `The database has migrations this version does not know: ${unknown.join(', ')}.` };
+  if (services.jobs && !services.jobs.healthy()) return { ready: false, reason: 'The job queue is stopped.' };
   if (!services.capabilities.started()) return { ready: false, reason: 'The PDF, OCR and browser pools are starting.' };
   return { ready: true };
 }

@@ -3,13 +3,9 @@
  * ending by status. The HTTP layer's metrics listen here (src/metrics), as they listen to the
  * upstream runtime: the workers never import the metrics module.
  */
-export type PageOutcome = 'delivered' | 'failed' | 'skipped';
-export type WebhookOutcome = 'delivered' | 'retry' | 'refused' | 'expired';
+import type { JobEvent, PageOutcome, WebhookOutcome } from '../core/job-events.ts';
 
-export type JobEvent =
-  | { type: 'page'; outcome: PageOutcome }
-  | { type: 'webhook'; outcome: WebhookOutcome }
-  | { type: 'ended'; status: string };
+export type { JobEvent } from '../core/job-events.ts';
 
 export class JobMetrics {
   readonly #listeners = new Set<(event: JobEvent) => void>();

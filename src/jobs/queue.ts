@@ -9,7 +9,7 @@
  * lives in our own tables (src/jobs/store.ts). A task is enqueued in the same transaction as the
  * state that calls for it, so neither exists without the other.
  */
-import { fromPglite, PgBoss, type Job, type JobInsert, type WorkOptions } from 'pg-boss';
+import { fromPglite, PgBoss, type Job, type JobInsert, type Queue, type WorkOptions } from 'pg-boss';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database, Queryable } from '../storage/db.ts';
 import { withDefaultUser } from '../storage/db.ts';
@@ -26,6 +26,9 @@ export const QUEUES = {
   /** Hourly: deletes jobs, pages and events past their 7 days. */
   cleanup: 'gleaner-job-cleanup',
 } as const;
+
+/** Attempts of one page after its first (a worker that died, a fault); the last one fails the page. */
+export const PAGE_RETRY_LIMIT = 10;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
@@ -70,7 +73,7 @@ export async function openJobQueue({ db, databaseUrl, settings, logger }: OpenOp
     ? new PgBoss({ ...common, connectionString: withDefaultUser(databaseUrl), max: settings.poolSize, useListenNotify: true, application_name: 'gleaner-jobs' })
     : new PgBoss({ ...common, db: fromPglite(embeddedHandle(db)), backend: 'pglite' });
 
-  let failed = false;
+  let stopped = false;
   boss.on('error', (error: Error) => {
     logger?.error({ err: error }, 'job queue error');
   });
@@ -78,9 +81,9 @@ export async function openJobQueue({ db, databaseUrl, settings, logger }: OpenOp
 
   await boss.start();
   const notify = Boolean(databaseUrl);
-  await boss.createQueue(QUEUES.start, { retryLimit: 10, retryDelay: 5, retryBackoff: true, retryDelayMax: 300, expireInSeconds: 300, heartbeatSeconds: 10, notify });
-  await boss.createQueue(QUEUES.page, {
-    retryLimit: 10,
+  await ensureQueue(boss, QUEUES.start, { retryLimit: 10, retryDelay: 5, retryBackoff: true, retryDelayMax: 300, expireInSeconds: 300, heartbeatSeconds: 10, notify });
+  await ensureQueue(boss, QUEUES.page, {
+    retryLimit: PAGE_RETRY_LIMIT,
     retryDelay: 2,
     retryBackoff: true,
     retryDelayMax: 120,
@@ -91,7 +94,7 @@ export async function openJobQueue({ db, databaseUrl, settings, logger }: OpenOp
     deleteAfterSeconds: 86_400,
     notify,
   });
-  await boss.createQueue(QUEUES.webhook, {
+  await ensureQueue(boss, QUEUES.webhook, {
     // ≈ 24 h of exponential back-off: base, 2×base… capped at one hour between attempts.
     retryLimit: settings.webhookRetryLimit,
     retryDelay: settings.webhookRetryBaseSeconds,
@@ -101,7 +104,7 @@ export async function openJobQueue({ db, databaseUrl, settings, logger }: OpenOp
     deleteAfterSeconds: 86_400 * 7,
     notify,
   });
-  await boss.createQueue(QUEUES.cleanup, { retryLimit: 1, expireInSeconds: 600 });
+  await ensureQueue(boss, QUEUES.cleanup, { retryLimit: 1, expireInSeconds: 600 });
   await boss.schedule(QUEUES.cleanup, '17 * * * *');
   // The queue cache is read by every enqueue: filled now, so an enqueue inside an embedded
   // transaction never has to read it through the (then busy) single connection.
@@ -134,12 +137,21 @@ export async function openJobQueue({ db, databaseUrl, settings, logger }: OpenOp
         return { queue, queued: Number(row?.queued ?? 0), active: Number(row?.active ?? 0) };
       });
     },
-    healthy: () => !failed,
+    healthy: () => !stopped,
     async stop(graceMs) {
-      failed = true;
+      stopped = true;
       await boss.stop({ graceful: true, timeout: graceMs, close: true });
     },
   };
+}
+
+/**
+ * Creates the queue, or brings an existing one to these options (a changed setting, an upgrade):
+ * `createQueue` leaves an existing queue as it was.
+ */
+async function ensureQueue(boss: PgBoss, name: string, options: Omit<Queue, 'name'>): Promise<void> {
+  await boss.createQueue(name, options);
+  await boss.updateQueue(name, options);
 }
 
 /** Statements of one of our transactions, as pg-boss runs them (`db` option). */

@@ -25,10 +25,10 @@ import type { CallContext } from '../adapters/kit/types.ts';
 import { readRobots, robotsAdapter, robotsUrlFor } from '../adapters/site/robots.ts';
 import { canonicalUrl } from '../adapters/site/urls.ts';
 import { discoverSitemapUrls } from '../adapters/site/discover.ts';
-import { deliverWebhook } from '../webhooks/delivery.ts';
+import { deliverWebhook, WEBHOOK_RETRY_WINDOW_SECONDS } from '../webhooks/delivery.ts';
 import type { WebhookEventStore } from '../webhooks/events.ts';
 import type { WebhookSecrets } from '../webhooks/secrets.ts';
-import { QUEUES, type JobQueue } from './queue.ts';
+import { PAGE_RETRY_LIMIT, QUEUES, type JobQueue } from './queue.ts';
 import type { JobSettings } from './settings.ts';
 import { FINAL_STATUSES, type FoundPage, type JobRow, type JobStore } from './store.ts';
 import { crawlRules, type CrawlParams, type CrawlRules } from './crawl-rules.ts';
@@ -40,8 +40,6 @@ const SITEMAP_LIMITS = { maxUrls: 50_000, maxFiles: 50 };
 const MAX_LINKS_PER_PAGE = 1_000;
 /** Longest wait for a host's crawl-delay slot; robots.txt delays are capped below it. */
 const MAX_PACE_WAIT_MS = 60_000;
-/** Webhook events are given up after 24 hours of failed deliveries (contract §9). */
-const WEBHOOK_WINDOW_MS = 86_400_000;
 
 export interface PageTask {
   jobId: string;
@@ -83,7 +81,8 @@ export class JobWorker {
     if (settings.concurrency === 0) return;
     await queue.work<{ jobId: string }>(QUEUES.start, { localConcurrency: 1 }, (task) => this.startJob(task));
     await queue.work<PageTask>(QUEUES.page, { localConcurrency: settings.concurrency, groupConcurrency: settings.hostConcurrency }, (task) => this.runPage(task));
-    await queue.work<{ eventId: string }>(QUEUES.webhook, { localConcurrency: Math.max(2, settings.concurrency) }, (task) => this.deliver(task));
+    // Deliveries have their own workers: a slow or failing receiver never holds up a crawl.
+    await queue.work<{ eventId: string }>(QUEUES.webhook, { localConcurrency: 2 }, (task) => this.deliver(task));
     await queue.work(QUEUES.cleanup, {}, async () => {
       const deleted = await this.#deps.store.deleteExpired();
       if (deleted) this.#deps.logger?.info({ deleted }, 'deleted expired jobs');
@@ -150,7 +149,11 @@ export class JobWorker {
       return;
     }
     const claim = await store.claim(jobId, key);
-    if (!claim) return;
+    if (!claim) {
+      // Settled by an attempt that died before it admitted the pages after it: admit them now.
+      await this.#afterPage(jobId);
+      return;
+    }
     const pageRequest = pageRequestId(jobId, key);
     // The attempt before this one died with its hold: give it back now.
     if (claim.attempt > 1) await ledger.settle(`${pageRequest}:${claim.attempt - 1}`, 0);
@@ -220,6 +223,12 @@ export class JobWorker {
         await this.#drop(job, key, 'skipped', 'the job was cancelled', claim.attempt).catch(() => {});
         return;
       }
+      if (!this.#stopping.signal.aborted && task.retryCount >= PAGE_RETRY_LIMIT) {
+        // The last attempt the queue allows: the page is failed, so the job can still complete.
+        const reason = error instanceof Error ? error.message : String(error);
+        await this.#drop(job, key, 'failed', `gave up after ${task.retryCount + 1} attempts: ${reason}`, claim.attempt).catch(() => {});
+        return;
+      }
       // Stopping, or a fault: the page goes back to the queue, whose retry starts it over.
       await store.unclaim(jobId, key, claim.attempt).catch(() => {});
       throw error;
@@ -233,7 +242,7 @@ export class JobWorker {
     const { events, secrets, outbound, store, metrics, logger } = this.#deps;
     const event = await events.load(task.data.eventId);
     if (!event || event.state !== 'pending') return;
-    if (Date.now() - new Date(event.createdAt).getTime() > WEBHOOK_WINDOW_MS) {
+    if (Date.now() - new Date(event.createdAt).getTime() > WEBHOOK_RETRY_WINDOW_SECONDS * 1000) {
       await events.markFailed(event.id, 'not delivered within 24 hours');
       metrics.webhook('expired');
       return;

@@ -7,6 +7,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RuntimeEvent } from '../core/upstream-events.ts';
+import type { JobEvent } from '../core/job-events.ts';
 import { ConfigError, type EnvReader } from '../core/env.ts';
 
 export interface MetricsSettings {
@@ -37,6 +38,8 @@ export interface MetricsSources {
    * another replica closed would go on saying open.
    */
   circuits?(): Promise<Map<string, { openUntil: number }>>;
+  /** Jobs per status (all processes: the database's count), and queue tasks waiting and running. */
+  jobs?(): Promise<{ byStatus: Array<{ status: string; jobs: number }>; queues: Array<{ queue: string; queued: number; active: number }> }>;
 }
 
 /** Seconds; from a cached search (~ms) to a 30-page scanned PDF (~a minute). */
@@ -50,6 +53,8 @@ export class GleanerMetrics {
   readonly #upstreams: Counter<'upstream' | 'operation' | 'verdict'>;
   readonly #upstreamLatency: Histogram<'upstream' | 'operation'>;
   readonly #circuitOpen: Gauge<'upstream'>;
+  readonly #jobPages: Counter<'outcome'>;
+  readonly #webhooks: Counter<'outcome'>;
   /** Upstreams whose circuit has a series (never dropped: a closed circuit reads 0, not nothing). */
   readonly #circuitSeen: Set<string>;
 
@@ -151,6 +156,45 @@ export class GleanerMetrics {
         for (const p of sources.pools()) if (p.recycled !== undefined) this.inc({ pool: p.pool }, p.recycled);
       },
     });
+    this.#jobPages = new Counter({
+      name: 'gleaner_job_pages_total',
+      help: 'Pages of crawl and batch jobs worked on by this process: delivered (and billed), failed (the target could not be read) or skipped (the job ended first).',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.#webhooks = new Counter({
+      name: 'gleaner_webhook_deliveries_total',
+      help: 'Webhook delivery attempts by outcome: delivered, retry (to be tried again), refused (private address), expired (24 h of failures).',
+      labelNames: ['outcome'],
+      registers,
+    });
+    if (sources.jobs) {
+      let jobs: ReturnType<NonNullable<MetricsSources['jobs']>> | null = null;
+      const readJobs = () => (jobs ??= sources.jobs!().finally(() => setImmediate(() => (jobs = null))));
+      new Gauge({
+        name: 'gleaner_jobs',
+        help: 'Crawl and batch jobs kept (7 days), by status.',
+        labelNames: ['status'],
+        registers,
+        async collect() {
+          this.reset();
+          for (const row of (await readJobs()).byStatus) this.set({ status: row.status }, row.jobs);
+        },
+      });
+      new Gauge({
+        name: 'gleaner_job_queue_depth',
+        help: 'Tasks of the job queue (job starts, pages, webhook deliveries) waiting or running, across every process.',
+        labelNames: ['queue', 'state'],
+        registers,
+        async collect() {
+          this.reset();
+          for (const row of (await readJobs()).queues) {
+            this.set({ queue: row.queue, state: 'queued' }, row.queued);
+            this.set({ queue: row.queue, state: 'active' }, row.active);
+          }
+        },
+      });
+    }
     // Both gauges come from one query per scrape.
     let holds: Promise<{ count: number; credits: number }> | null = null;
     const readHolds = () => (holds ??= sources.holds().finally(() => setImmediate(() => (holds = null))));
@@ -198,6 +242,12 @@ export class GleanerMetrics {
     if (event.verdict !== 'aborted' && event.verdict !== 'suspended') {
       this.#upstreamLatency.observe({ upstream: event.upstream, operation: event.operation }, event.durationMs / 1000);
     }
+  }
+
+  /** A job page or a webhook delivery finished (jobs that end are counted by the `gleaner_jobs` gauge). */
+  job(event: JobEvent): void {
+    if (event.type === 'page') this.#jobPages.inc({ outcome: event.outcome });
+    else if (event.type === 'webhook') this.#webhooks.inc({ outcome: event.outcome });
   }
 
   get contentType(): string {

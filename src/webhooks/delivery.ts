@@ -92,14 +92,14 @@ function failure(error: unknown, timeoutMs: number): WebhookDelivery {
 }
 
 /**
- * When to try again: 30 s after the first failure, doubling up to an hour between attempts, each
- * delay jittered by ±20 % so events that failed together do not come back together. The queue
- * stops at `windowSeconds` after the event was created and marks it failed.
+ * When to try again, as the webhook queue does it (exponential back-off with jitter, capped): the
+ * n-th retry waits between base·2ⁿ⁻¹ and twice that, at most an hour, so events that failed
+ * together do not all come back together. With the 30 s base: 30–60 s, 1–2 min, 2–4 min … then
+ * hourly. The queue gives an event up `windowSeconds` after it was created and marks it failed.
  */
 export const WEBHOOK_RETRY_WINDOW_SECONDS = 86_400;
-const FIRST_DELAY_SECONDS = 30;
-const MAX_DELAY_SECONDS = 3_600;
-const JITTER = 0.2;
+export const WEBHOOK_RETRY_BASE_SECONDS = 30;
+export const WEBHOOK_RETRY_MAX_DELAY_SECONDS = 3_600;
 
 export const webhookBackoff = {
   windowSeconds: WEBHOOK_RETRY_WINDOW_SECONDS,
@@ -107,11 +107,12 @@ export const webhookBackoff = {
    * Seconds to wait after `attempt` failed attempts (1 after the first) before the next one.
    * `random` (in [0, 1)) is the jitter's source; pass a fixed one for a repeatable answer.
    */
-  nextDelaySeconds(attempt: number, random: () => number = Math.random): number {
+  nextDelaySeconds(attempt: number, options: { baseSeconds?: number; random?: () => number } = {}): number {
+    const base = Math.max(1, options.baseSeconds ?? WEBHOOK_RETRY_BASE_SECONDS);
     const doublings = Math.max(0, Math.floor(Number.isFinite(attempt) ? attempt : 1) - 1);
-    // Capped before the power is taken, so a large attempt count cannot overflow to Infinity.
-    const base = Math.min(MAX_DELAY_SECONDS, FIRST_DELAY_SECONDS * 2 ** Math.min(doublings, 20));
-    return Math.max(1, Math.round(base * (1 + JITTER * (2 * random() - 1))));
+    // The power is capped first, so a large attempt count cannot overflow to Infinity.
+    const delay = base * 2 ** Math.min(doublings, 20) * (1 + (options.random ?? Math.random)());
+    return Math.min(WEBHOOK_RETRY_MAX_DELAY_SECONDS, Math.round(delay));
   },
 };
 

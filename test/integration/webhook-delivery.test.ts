@@ -187,10 +187,11 @@ describe('webhook events and secrets together', () => {
     const { db } = service.services;
     const store = new WebhookEventStore(db, { now: () => Date.parse('2026-11-22T10:15:30.123Z') });
     const jobId = randomUUID();
+    // The job row, reduced to the columns that have no default.
     await db.query(
-      `INSERT INTO jobs (id, user_id, kind, status, params, page_limit, expires_at)
-       VALUES ($1, $2, 'crawl', 'running', '{}'::jsonb, 10, clock_timestamp() + interval '7 days')`,
-      [jobId, user.id],
+      `INSERT INTO jobs (id, user_id, kind, status, params, page_limit, request_id, expires_at)
+       VALUES ($1, $2, 'crawl', 'running', '{}'::jsonb, 10, $3, clock_timestamp() + interval '7 days')`,
+      [jobId, user.id, randomUUID()],
     );
     const { id } = await db.transaction((tx) => store.record(tx, { userId: user.id, jobId, source: 'job', url: `${base}/ok`, type: 'crawl.completed', data: { status: 'completed', completed: 3, credits_used: 3 } }));
     const second = await db.transaction((tx) => store.record(tx, { userId: user.id, jobId, source: 'job', url: `${base}/error`, type: 'crawl.page', data: { url: 'https://example.com/', status_code: 200 } }));

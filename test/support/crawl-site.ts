@@ -337,3 +337,111 @@ ${entries.map((path) => `<url><loc>${origin}${path.replace(/&/g, '&amp;')}</loc>
       ).then(() => undefined),
   };
 }
+
+// ---- Reading a job back over the HTTP API (crawl and batch tests) ------------------------------
+
+export type JobKind = 'crawl' | 'batch';
+
+/** Statuses a job never leaves (contract §9). */
+export const FINAL_JOB_STATUSES = ['completed', 'cancelled', 'failed', 'stopped_no_credits'] as const;
+
+/** Laravel-8-style timestamp: ISO 8601 UTC with microseconds (contract §1). */
+export const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+export interface JobPage {
+  url: string;
+  status_code: number;
+  content: string;
+  links?: string[];
+}
+
+export interface JobAnswer {
+  id: string;
+  status: string;
+  total: number;
+  completed: number;
+  credits_used: number;
+  created_at: string;
+  expires_at: string;
+  data: JobPage[];
+  next: string | null;
+}
+
+/** GET `url` (a job's URL, or a `next` link) with the token: the status and the parsed body. */
+export async function getJson(url: string, token: string, method = 'GET'): Promise<{ status: number; body: any; text: string }> {
+  const response = await fetch(url, { method, headers: { accept: 'application/json', authorization: `Bearer ${token}` } });
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  return { status: response.status, body, text };
+}
+
+/** GET /v1/<kind>/<id> on `base`; fails unless it answers 200. */
+export async function readJob(base: string, kind: JobKind, id: string, token: string): Promise<JobAnswer> {
+  const r = await getJson(`${base}/v1/${kind}/${id}`, token);
+  if (r.status !== 200) throw new Error(`GET /v1/${kind}/${id} answered ${r.status}: ${r.text.slice(0, 500)}`);
+  return r.body as JobAnswer;
+}
+
+/**
+ * Polls the job until `until` holds (by default: a final status), every 250 ms, for at most
+ * `timeoutMs`; the timeout's error tells the last status seen.
+ */
+export async function waitForJob(
+  base: string,
+  kind: JobKind,
+  id: string,
+  token: string,
+  timeoutMs: number,
+  until: (job: JobAnswer) => boolean = (job) => (FINAL_JOB_STATUSES as readonly string[]).includes(job.status),
+): Promise<JobAnswer> {
+  const deadline = Date.now() + timeoutMs;
+  let last: JobAnswer | undefined;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      last = await readJob(base, kind, id, token);
+      if (until(last)) return last;
+    } catch (error) {
+      lastError = error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  const seen = last ? `status ${last.status}, completed ${last.completed}, credits_used ${last.credits_used}` : `no answer (${String(lastError)})`;
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${kind} ${id}: ${seen}`);
+}
+
+/**
+ * Every result of a job, following `next` from the first answer to the last. Checks the paging
+ * contract on the way: at most 100 pages per answer, `next` the absolute URL of the same job with
+ * `skip` advanced by what was answered, null on the last answer.
+ */
+export async function readAllResults(base: string, kind: JobKind, id: string, token: string): Promise<{ first: JobAnswer; answers: JobAnswer[]; data: JobPage[] }> {
+  const answers: JobAnswer[] = [];
+  const data: JobPage[] = [];
+  let url: string | null = `${base}/v1/${kind}/${id}`;
+  let skip = 0;
+  while (url) {
+    const r = await getJson(url, token);
+    if (r.status !== 200) throw new Error(`GET ${url} answered ${r.status}: ${r.text.slice(0, 500)}`);
+    const answer = r.body as JobAnswer;
+    if (!Array.isArray(answer.data)) throw new Error(`GET ${url}: data is not a list`);
+    if (answer.data.length > 100) throw new Error(`GET ${url}: ${answer.data.length} pages in one answer (at most 100)`);
+    answers.push(answer);
+    data.push(...answer.data);
+    skip += answer.data.length;
+    if (answer.next !== null) {
+      const next = new URL(answer.next);
+      if (next.pathname !== `/v1/${kind}/${id}`) throw new Error(`next ${answer.next} is not this job's URL`);
+      if (next.searchParams.get('skip') !== String(skip)) throw new Error(`next ${answer.next}: expected skip=${skip}`);
+      if (answer.data.length === 0) throw new Error(`GET ${url}: an empty answer with a next link`);
+    }
+    url = answer.next;
+    if (answers.length > 1000) throw new Error('more than 1000 answers: next never ends');
+  }
+  return { first: answers[0], answers, data };
+}

@@ -1,6 +1,7 @@
 /**
  * Layers point one way: http → endpoints → pipeline → services → capabilities/operations →
- * adapters/extract → browser → accounts/credits/history/throttle/outbound → storage/validation → core.
+ * jobs/operations → adapters/extract → browser → accounts/credits/history/throttle/outbound/webhooks →
+ * storage/validation → core.
  * A module may import from its own layer or a lower one, never a higher one (a type import counts:
  * it couples the layers just the same).
  */
@@ -15,10 +16,10 @@ const SRC = path.resolve(import.meta.dirname, '../../src');
 const LAYERS: string[][] = [
   ['core', 'metrics'],
   ['storage', 'validation'],
-  ['accounts', 'credits', 'history', 'throttle', 'outbound', 'billing', 'upstream-report'],
+  ['accounts', 'credits', 'history', 'throttle', 'outbound', 'billing', 'upstream-report', 'webhooks'],
   ['browser'],
   ['adapters', 'extract'],
-  ['config.ts', 'capabilities.ts', 'operations'],
+  ['config.ts', 'capabilities.ts', 'operations', 'jobs'],
   ['services.ts'],
   ['pipeline'],
   ['endpoints'],

@@ -22,6 +22,8 @@ const ALLOWED: Record<string, string> = {
   'adapters/kit/runtime.ts': 'the runtime: the one caller of the transports',
   // A Unix socket to this service's own admin listener, never an upstream.
   'operator/admin-socket.ts': 'the CLI talking to the local server over DATA_DIR/admin.sock',
+  // Our own signed events POSTed to the user's receiver: not an upstream read (no verdict to parse).
+  'webhooks/delivery.ts': "webhook deliveries to the user's receiver, through the outbound client's address rules",
 };
 const TRANSPORTS = ['outbound/', 'browser/'];
 

@@ -104,32 +104,35 @@ describe('webhook secrets and bodies', () => {
 });
 
 describe('webhook back-off', () => {
-  const middle = () => 0.5;
+  const least = { random: () => 0 };
 
   test('30 s after the first failure, doubling, at most one hour', () => {
-    assert.deepEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 50, 1e9].map((attempt) => nextDelaySeconds(attempt, middle)), [30, 60, 120, 240, 480, 960, 1920, 3600, 3600, 3600, 3600]);
+    assert.deepEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 50, 1e9].map((attempt) => nextDelaySeconds(attempt, least)), [30, 60, 120, 240, 480, 960, 1920, 3600, 3600, 3600, 3600]);
     assert.equal(webhookBackoff.nextDelaySeconds, nextDelaySeconds);
-    assert.equal(nextDelaySeconds(0, middle), 30, 'no attempt yet counts as the first');
-    assert.equal(nextDelaySeconds(Number.NaN, middle), 30);
+    assert.equal(nextDelaySeconds(0, least), 30, 'no attempt yet counts as the first');
+    assert.equal(nextDelaySeconds(Number.NaN, least), 30);
+    assert.equal(nextDelaySeconds(3, { ...least, baseSeconds: 5 }), 20, 'the base is the queue setting’s');
   });
 
-  test('jittered within ±20 %, never below a second', () => {
-    assert.equal(nextDelaySeconds(1, () => 0), 24);
-    assert.equal(nextDelaySeconds(1, () => 0.999999), 36);
-    assert.equal(nextDelaySeconds(20, () => 0), 2880);
+  test('jittered up to twice the delay, as the queue does, still at most one hour', () => {
+    assert.equal(nextDelaySeconds(1, { random: () => 0.5 }), 45);
+    assert.equal(nextDelaySeconds(1, { random: () => 0.999999 }), 60);
+    assert.equal(nextDelaySeconds(7, { random: () => 0.999999 }), 3600);
     for (let i = 0; i < 200; i++) {
       const delay = nextDelaySeconds(3);
-      assert.ok(delay >= 96 && delay <= 144, String(delay));
+      assert.ok(delay >= 120 && delay <= 240, String(delay));
     }
   });
 
   test('the schedule covers the 24 h window with about 30 attempts', () => {
     assert.equal(WEBHOOK_RETRY_WINDOW_SECONDS, 86_400);
     assert.equal(webhookBackoff.windowSeconds, WEBHOOK_RETRY_WINDOW_SECONDS);
-    let elapsed = 0;
-    let attempts = 1;
-    while (elapsed + nextDelaySeconds(attempts, middle) <= WEBHOOK_RETRY_WINDOW_SECONDS) elapsed += nextDelaySeconds(attempts++, middle);
-    assert.ok(attempts >= 25 && attempts <= 35, `${attempts} attempts`);
-    assert.ok(WEBHOOK_RETRY_WINDOW_SECONDS - elapsed < 3_600, 'the last attempt falls in the last hour');
+    for (const random of [() => 0, () => 0.5, () => 0.999999]) {
+      let elapsed = 0;
+      let attempts = 1;
+      while (elapsed + nextDelaySeconds(attempts, { random }) <= WEBHOOK_RETRY_WINDOW_SECONDS) elapsed += nextDelaySeconds(attempts++, { random });
+      assert.ok(attempts >= 25 && attempts <= 35, `${attempts} attempts`);
+      assert.ok(WEBHOOK_RETRY_WINDOW_SECONDS - elapsed < 3_600, 'the last attempt falls in the last hour');
+    }
   });
 });

@@ -24,6 +24,8 @@ const xml = new XMLParser({
   // URLs stay strings ("1e3" is not a number); CDATA is merged into the text; whitespace is trimmed.
   parseTagValue: false,
   trimValues: true,
+  // Numeric character references (`&#38;`) are plain XML, but the parser decodes them only with this on.
+  htmlEntities: true,
   isArray: (name) => name === 'url' || name === 'sitemap' || name === 'loc',
 });
 
@@ -35,8 +37,8 @@ const GZIP_MAGIC = [0x1f, 0x8b];
  * read as a text sitemap (http(s) lines kept, other lines ignored). Sitemaps are UTF-8 by the
  * protocol. At most `MAX_SITEMAP_ENTRIES` entries are kept, in file order.
  *
- * XML is read leniently (an unescaped `&` in a URL, common in real sitemaps, is no reason to lose
- * the file): the file is `invalid` only when no `<urlset>` or `<sitemapindex>` can be read from it.
+ * XML must be well-formed (a truncated or mangled file is `invalid`, with the parser's reason),
+ * with one allowance: an unescaped `&` in a URL, common in real sitemaps, is read as `&amp;`.
  */
 export function parseSitemap(bytes: Uint8Array, contentType?: string): SitemapFile {
   let body = bytes;
@@ -55,10 +57,20 @@ export function parseSitemap(bytes: Uint8Array, contentType?: string): SitemapFi
   return readText(text);
 }
 
+/** An `&` that starts no entity or character reference: invalid XML, and common in real sitemaps' URLs. */
+const BARE_AMPERSAND = /&(?![A-Za-z][\w.-]*;|#\d+;|#x[\dA-Fa-f]+;)/g;
+
 function readXml(text: string): SitemapFile {
+  let source = text;
+  let validity = XMLValidator.validate(source);
+  if (validity !== true && BARE_AMPERSAND.test(source)) {
+    source = source.replace(BARE_AMPERSAND, '&amp;');
+    validity = XMLValidator.validate(source);
+  }
+  if (validity !== true) return { kind: 'invalid', reason: `malformed XML: ${validity.err.msg} (line ${validity.err.line})` };
   let document: Record<string, unknown>;
   try {
-    document = xml.parse(text) as Record<string, unknown>;
+    document = xml.parse(source) as Record<string, unknown>;
   } catch (error) {
     return { kind: 'invalid', reason: `malformed XML: ${error instanceof Error ? error.message : String(error)}` };
   }
@@ -66,8 +78,6 @@ function readXml(text: string): SitemapFile {
   if (urlset !== undefined) return { kind: 'urlset', urls: locations(urlset.url) };
   const index = childObject(document, 'sitemapindex');
   if (index !== undefined) return { kind: 'index', sitemaps: locations(index.sitemap) };
-  const validity = XMLValidator.validate(text);
-  if (validity !== true) return { kind: 'invalid', reason: `malformed XML: ${validity.err.msg} (line ${validity.err.line})` };
   const root = Object.keys(document)[0];
   return { kind: 'invalid', reason: root === undefined ? 'no XML element' : `not a sitemap: the root element is <${root}>` };
 }

@@ -1,0 +1,205 @@
+/**
+ * Sitemaps (src/adapters/site/sitemap.ts) on hand-made files, and their discovery
+ * (discover.ts) through the real upstream runtime on a fake outbound client.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { gzipSync } from 'node:zlib';
+import { createUpstreamRuntime, decodedResponse } from '../../src/adapters/kit/runtime.ts';
+import { OutboundError, type OutboundClient, type OutboundRequest } from '../../src/outbound/types.ts';
+import { MAX_SITEMAP_BYTES, MAX_SITEMAP_ENTRIES, parseSitemap, sitemapAdapter } from '../../src/adapters/site/sitemap.ts';
+import { discoverSitemapUrls } from '../../src/adapters/site/discover.ts';
+import { siteScope } from '../../src/adapters/site/urls.ts';
+
+const bytes = (text: string) => Buffer.from(text, 'utf8');
+const urlset = (...locs: string[]) =>
+  `<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${locs.map((loc) => `<url><loc>${loc}</loc></url>`).join('')}</urlset>`;
+const sitemapIndex = (...locs: string[]) =>
+  `<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${locs.map((loc) => `<sitemap><loc>${loc}</loc><lastmod>2024-01-01</lastmod></sitemap>`).join('')}</sitemapindex>`;
+
+describe('parseSitemap', () => {
+  test('a urlset: locations in order, whitespace trimmed, entities and CDATA read, extensions ignored', () => {
+    const xml = `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:image="http://www.google.com/schemas/sitemap-image/1.1" xmlns:xhtml="http://www.w3.org/1999/xhtml">
+  <!-- generated -->
+  <url>
+    <loc>
+      https://example.com/a
+    </loc>
+    <lastmod>2024-05-01</lastmod>
+    <image:image><image:loc>https://example.com/a.png</image:loc></image:image>
+    <xhtml:link rel="alternate" hreflang="de" href="https://example.com/de/a"/>
+  </url>
+  <url><loc>https://example.com/search?q=1&amp;page=2</loc></url>
+  <url><loc><![CDATA[https://example.com/c?x=1&y=2]]></loc></url>
+  <url><priority>0.5</priority></url>
+</urlset>`;
+    assert.deepEqual(parseSitemap(bytes(xml), 'application/xml'), {
+      kind: 'urlset',
+      urls: ['https://example.com/a', 'https://example.com/search?q=1&page=2', 'https://example.com/c?x=1&y=2'],
+    });
+  });
+
+  test('namespace prefixes, a byte order mark, an empty urlset', () => {
+    const prefixed = '\uFEFF<sm:urlset xmlns:sm="http://www.sitemaps.org/schemas/sitemap/0.9"><sm:url><sm:loc>https://example.com/p</sm:loc></sm:url></sm:urlset>';
+    assert.deepEqual(parseSitemap(bytes(prefixed)), { kind: 'urlset', urls: ['https://example.com/p'] });
+    assert.deepEqual(parseSitemap(bytes('<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"/>')), { kind: 'urlset', urls: [] });
+    assert.deepEqual(parseSitemap(bytes('<urlset>\n</urlset>')), { kind: 'urlset', urls: [] });
+  });
+
+  test('a sitemap index', () => {
+    assert.deepEqual(parseSitemap(bytes(sitemapIndex('https://example.com/s1.xml', 'https://example.com/s2.xml.gz'))), {
+      kind: 'index',
+      sitemaps: ['https://example.com/s1.xml', 'https://example.com/s2.xml.gz'],
+    });
+  });
+
+  test('gzip by its magic bytes, whatever the content type', () => {
+    const zipped = gzipSync(bytes(urlset('https://example.com/z')));
+    for (const type of [undefined, 'application/x-gzip', 'application/octet-stream', 'text/xml']) {
+      assert.deepEqual(parseSitemap(zipped, type), { kind: 'urlset', urls: ['https://example.com/z'] }, String(type));
+    }
+    assert.deepEqual(parseSitemap(gzipSync(bytes('https://example.com/t1\nhttps://example.com/t2\n'))), { kind: 'urlset', urls: ['https://example.com/t1', 'https://example.com/t2'] });
+  });
+
+  test('a gzip bomb stops at 50 MB; corrupt gzip is invalid', () => {
+    const bomb = gzipSync(Buffer.alloc(MAX_SITEMAP_BYTES + 1024, 0x20));
+    const result = parseSitemap(bomb);
+    assert.equal(result.kind, 'invalid');
+    assert.match(result.kind === 'invalid' ? result.reason : '', /decompressed/);
+    const corrupt = Buffer.concat([Buffer.from([0x1f, 0x8b, 0x08, 0x00]), Buffer.from('definitely not deflate')]);
+    assert.deepEqual(parseSitemap(corrupt), { kind: 'invalid', reason: 'corrupt gzip data' });
+  });
+
+  test('a text sitemap: one URL a line, other lines ignored', () => {
+    const text = 'https://example.com/one\r\n\r\n  https://example.com/two  \n# a comment\nnot a url\nftp://example.com/x\nhttp://example.com/three';
+    assert.deepEqual(parseSitemap(bytes(text), 'text/plain'), { kind: 'urlset', urls: ['https://example.com/one', 'https://example.com/two', 'http://example.com/three'] });
+    assert.equal(parseSitemap(bytes('hello\nworld'), 'text/plain').kind, 'invalid');
+  });
+
+  test('unescaped ampersands in URLs are read as written, escaped ones decoded', () => {
+    const mixed = '<urlset><url><loc>https://example.com/a?x=1&y=2</loc></url><url><loc>https://example.com/b?x=1&amp;y=&#50;</loc></url></urlset>';
+    assert.deepEqual(parseSitemap(bytes(mixed)), { kind: 'urlset', urls: ['https://example.com/a?x=1&y=2', 'https://example.com/b?x=1&y=2'] });
+  });
+
+  test('invalid: malformed or truncated XML, HTML, another XML document, an empty body', () => {
+    for (const broken of [
+      '<urlset><url><loc>https://example.com/a</url></loc></urlset>',
+      '<urlset><url><loc>https://example.com/1</loc></url><url><loc>https://example.com/2</loc></url>',
+      '<urlset><url><loc>https://example.com/a<loc></url></urlset>',
+      '<urlset><url><loc>https://example.com/a</loc></url></urlset><urlset>',
+    ]) {
+      const malformed = parseSitemap(bytes(broken));
+      assert.equal(malformed.kind, 'invalid', broken);
+      assert.match(malformed.kind === 'invalid' ? malformed.reason : '', /^malformed XML: .+ \(line 1\)$/, broken);
+    }
+    const html = parseSitemap(bytes('<!DOCTYPE html><html><head><title>Not found</title></head><body><p>Sorry</p></body></html>'), 'text/html');
+    assert.equal(html.kind, 'invalid');
+    assert.deepEqual(parseSitemap(bytes('<rss version="2.0"><channel><title>t</title></channel></rss>')), { kind: 'invalid', reason: 'not a sitemap: the root element is <rss>' });
+    assert.deepEqual(parseSitemap(bytes('  \n ')), { kind: 'invalid', reason: 'empty file' });
+  });
+
+  test('at most 50,000 entries a file, the first ones', () => {
+    const many = Array.from({ length: MAX_SITEMAP_ENTRIES + 10 }, (_, i) => `https://example.com/p${i}`);
+    const text = parseSitemap(bytes(many.join('\n')));
+    assert.ok(text.kind === 'urlset');
+    assert.equal(text.urls.length, MAX_SITEMAP_ENTRIES);
+    assert.equal(text.urls.at(-1), `https://example.com/p${MAX_SITEMAP_ENTRIES - 1}`);
+    const xml = parseSitemap(bytes(urlset(...many)));
+    assert.ok(xml.kind === 'urlset');
+    assert.equal(xml.urls.length, MAX_SITEMAP_ENTRIES);
+  });
+});
+
+describe('sitemapAdapter', () => {
+  const answer = (status: number, body: string | Uint8Array, type = 'application/xml') =>
+    sitemapAdapter.parse(decodedResponse(status, 'https://example.com/sitemap.xml', { 'content-type': type }, typeof body === 'string' ? bytes(body) : body), { url: 'https://example.com/sitemap.xml' });
+
+  test('ok for a sitemap; not_found for 404 and 410; blocked for other failures; changed for what is no sitemap', () => {
+    assert.deepEqual(answer(200, urlset('https://example.com/a')), { kind: 'ok', value: { kind: 'urlset', urls: ['https://example.com/a'] } });
+    assert.deepEqual(answer(404, 'gone'), { kind: 'not_found' });
+    assert.deepEqual(answer(410, 'gone'), { kind: 'not_found' });
+    assert.equal(answer(403, 'no').kind, 'blocked');
+    assert.equal(answer(503, 'later').kind, 'blocked');
+    assert.equal(answer(200, '<html><body>home</body></html>', 'text/html').kind, 'changed');
+    const request = sitemapAdapter.buildRequest({ url: 'https://example.com/s.xml' }, { baseUrl: '', now: new Date() });
+    assert.deepEqual([request.url, request.method, sitemapAdapter.upstream, sitemapAdapter.operation], ['https://example.com/s.xml', 'GET', 'site', 'sitemap']);
+  });
+});
+
+describe('discoverSitemapUrls', () => {
+  type Served = { status?: number; body: string | Uint8Array } | Error;
+
+  /** The real runtime over an outbound client that serves `files` by URL (404 otherwise) and records what was asked. */
+  function siteOf(files: Record<string, Served>) {
+    const asked: string[] = [];
+    const sizes: number[] = [];
+    const outbound: OutboundClient = {
+      async fetch(url: string, request: OutboundRequest) {
+        asked.push(url);
+        sizes.push(request.maxBytes);
+        const served = files[url] ?? { status: 404, body: 'no' };
+        if (served instanceof Error) throw served;
+        const body = typeof served.body === 'string' ? bytes(served.body) : Buffer.from(served.body);
+        return { url, status: served.status ?? 200, headers: { 'content-type': 'application/xml' }, body, hops: [url] };
+      },
+      isPublicUrl: async () => true,
+    };
+    const runtime = createUpstreamRuntime({ outbound });
+    return { call: runtime.upstream({ timeoutMs: 5000, retry: false, breaker: false }), asked, sizes };
+  }
+
+  test('robots.txt sitemaps then /sitemap.xml, indexes followed breadth-first, each file once, URLs deduplicated by key', async () => {
+    const site = siteOf({
+      'https://example.com/from-robots.xml': { body: sitemapIndex('https://example.com/child-a.xml', 'https://example.com/child-b.xml.gz', 'https://example.com/from-robots.xml') },
+      'https://example.com/sitemap.xml': { body: urlset('https://example.com/top', 'https://example.com/a/') },
+      'https://example.com/child-a.xml': { body: urlset('https://example.com/a', 'https://example.com/b?utm_source=x', 'https://other.example/x', 'https://example.com/b#frag') },
+      'https://example.com/child-b.xml.gz': { body: gzipSync(bytes(urlset('https://example.com/c', 'https://www.example.com/d'))) },
+    });
+    const found = await discoverSitemapUrls(
+      site.call,
+      { startUrl: 'https://example.com/', robotsSitemaps: ['https://example.com/from-robots.xml', 'https://example.com/from-robots.xml#again'], maxUrls: 100, accept: siteScope('https://example.com/', { allowSubdomains: false }) },
+      {},
+    );
+    assert.deepEqual(found.urls, ['https://example.com/top', 'https://example.com/a/', 'https://example.com/b', 'https://example.com/c', 'https://www.example.com/d']);
+    assert.equal(found.filesRead, 4);
+    assert.deepEqual(site.asked, ['https://example.com/from-robots.xml', 'https://example.com/sitemap.xml', 'https://example.com/child-a.xml', 'https://example.com/child-b.xml.gz']);
+    assert.ok(site.sizes.every((size) => size === MAX_SITEMAP_BYTES));
+  });
+
+  test('failed files are skipped; nothing read at all is filesRead 0', async () => {
+    const site = siteOf({
+      'https://example.com/broken.xml': { body: '<html>oops</html>' },
+      'https://example.com/down.xml': new OutboundError('network', 'connection refused', 'https://example.com/down.xml'),
+      'https://example.com/sitemap.xml': { status: 500, body: 'error' },
+    });
+    const none = await discoverSitemapUrls(site.call, { startUrl: 'https://example.com/', robotsSitemaps: ['https://example.com/broken.xml', 'https://example.com/down.xml'], maxUrls: 10 }, {});
+    assert.deepEqual(none, { urls: [], filesRead: 0 });
+    const some = siteOf({ 'https://example.com/down.xml': new OutboundError('network', 'refused', ''), 'https://example.com/sitemap.xml': { body: urlset('https://example.com/ok') } });
+    assert.deepEqual(await discoverSitemapUrls(some.call, { startUrl: 'https://example.com/', robotsSitemaps: ['https://example.com/down.xml'], maxUrls: 10 }, {}), {
+      urls: ['https://example.com/ok'],
+      filesRead: 1,
+    });
+  });
+
+  test('stops at maxUrls and at maxFiles', async () => {
+    const children = Array.from({ length: 20 }, (_, i) => `https://example.com/s${i}.xml`);
+    const files: Record<string, Served> = { 'https://example.com/sitemap.xml': { body: sitemapIndex(...children) } };
+    children.forEach((child, i) => (files[child] = { body: urlset(`https://example.com/p${i}-1`, `https://example.com/p${i}-2`) }));
+    const capped = siteOf(files);
+    const few = await discoverSitemapUrls(capped.call, { startUrl: 'https://example.com/', robotsSitemaps: [], maxUrls: 5 }, {});
+    assert.deepEqual(few.urls, ['https://example.com/p0-1', 'https://example.com/p0-2', 'https://example.com/p1-1', 'https://example.com/p1-2', 'https://example.com/p2-1']);
+    assert.equal(capped.asked.length, 4, 'the index, then one batch of three children');
+    const limited = siteOf(files);
+    const byFiles = await discoverSitemapUrls(limited.call, { startUrl: 'https://example.com/', robotsSitemaps: [], maxUrls: 1000, maxFiles: 6 }, {});
+    assert.equal(limited.asked.length, 6);
+    assert.equal(byFiles.urls.length, 10);
+  });
+
+  test('no file is started after the deadline', async () => {
+    const site = siteOf({ 'https://example.com/sitemap.xml': { body: urlset('https://example.com/a') } });
+    const late = await discoverSitemapUrls(site.call, { startUrl: 'https://example.com/', robotsSitemaps: [], maxUrls: 10, deadline: Date.now() - 1 }, {});
+    assert.deepEqual(late, { urls: [], filesRead: 0 });
+    assert.equal(site.asked.length, 0);
+  });
+});
