@@ -20,6 +20,7 @@ import { UpstreamReportStore } from './upstream-report/store.ts';
 import { WebhookSecrets } from './webhooks/secrets.ts';
 import { JobService } from './jobs/service.ts';
 import type { Upstream } from './adapters/kit/runtime.ts';
+import { siteUpstream } from './adapters/site/index.ts';
 
 export interface Services {
   config: Config;
@@ -109,8 +110,12 @@ export async function createPlatformServices(config: Config, options: { migrate?
       ledger,
       prices,
       web: () => capabilities.web(),
-      // Robots.txt and sitemaps of arbitrary sites: one site failing says nothing of the others.
-      site: () => (site ??= capabilities.runtime.upstream({ timeoutMs: 20_000, retry: false, breaker: false })),
+        site: () =>
+        (site ??= siteUpstream(capabilities.runtime, {
+          checkUrl: (target) => {
+            if (capabilities.web().isBlocked(target.href)) throw new Error(`${target.hostname} is a blocked domain`);
+          },
+        })),
       outbound,
       secrets: webhookSecrets,
       logger: options.logger,

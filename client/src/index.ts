@@ -2,15 +2,19 @@
  * The gleaner API client: one typed method per operation of the API (named by its operationId),
  * calls through openapi-fetch, errors thrown as `GleanerError` with the API's Laravel message and
  * field errors, opt-in waiting on `Retry-After` for 429 answers, and `requests()` walking the
- * request history page by page. Types and the operation table are generated from /openapi.json
- * (`npm run client:generate` in the gleaner repository).
+ * request history page by page; `crawlPages`/`batchPages` follow a job to its end (jobs.ts) and
+ * `verifyWebhook` checks a webhook's signature (webhooks.ts). Types and the operation table are
+ * generated from /openapi.json (`npm run client:generate` in the gleaner repository).
  */
 import createClient from 'openapi-fetch';
 import type { components, operations, paths } from './schema.ts';
 import { OPERATIONS } from './operations.ts';
+import { sleep } from './sleep.ts';
 
 export type { components, operations, paths };
 export { OPERATIONS };
+export { batchPages, crawlPages, FINAL_JOB_STATUSES, type JobPage, type JobPagesOptions, type JobView } from './jobs.ts';
+export { verifyWebhook, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TOLERANCE_SECONDS, type VerifyWebhookOptions, type WebhookEvent } from './webhooks.ts';
 
 export type OperationId = keyof typeof OPERATIONS & keyof operations;
 
@@ -82,15 +86,6 @@ export type GleanerClient = GleanerMethods & {
   /** Every history row matching `filters`, newest first, fetching page after page as needed. */
   requests(filters?: HistoryFilters & { per_page?: number }, options?: CallOptions): AsyncIterableIterator<HistoryRow>;
 };
-
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    }, { once: true });
-  });
 
 /** Seconds of a Retry-After header (a number of seconds, or an HTTP date). */
 function retryAfterSeconds(header: string | null): number | undefined {

@@ -29,6 +29,14 @@ export const OPERATIONS = {
     "input": "body",
     "pathParams": []
   },
+  "deleteAdminJobsByJob": {
+    "method": "DELETE",
+    "path": "/admin/jobs/{job}",
+    "input": "query",
+    "pathParams": [
+      "job"
+    ]
+  },
   "deleteAdminTokensByToken": {
     "method": "DELETE",
     "path": "/admin/tokens/{token}",
@@ -62,6 +70,20 @@ export const OPERATIONS = {
     "path": "/admin/audit",
     "input": "query",
     "pathParams": []
+  },
+  "getAdminJobs": {
+    "method": "GET",
+    "path": "/admin/jobs",
+    "input": "query",
+    "pathParams": []
+  },
+  "getAdminJobsByJob": {
+    "method": "GET",
+    "path": "/admin/jobs/{job}",
+    "input": "query",
+    "pathParams": [
+      "job"
+    ]
   },
   "getAdminPlans": {
     "method": "GET",

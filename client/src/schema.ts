@@ -20,6 +20,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List jobs
+         * @description Every user's crawls and batches, newest first; `user` and `status` narrow the list. A field the route does not take is a 422.
+         */
+        get: operations["getAdminJobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/jobs/{job}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A job
+         * @description Any user’s job, with its parameters, its webhook (never the signing secret) and how each of its webhook events was delivered.
+         */
+        get: operations["getAdminJobsByJob"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a job
+         * @description Stops any user’s queued or running job: nothing more is fetched, delivered or billed; pages already delivered stay readable. A job that already ended answers its status unchanged.
+         */
+        delete: operations["deleteAdminJobsByJob"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/plans": {
         parameters: {
             query?: never;
@@ -888,6 +932,420 @@ export interface operations {
                     "application/json": {
                         checked: number;
                         mismatches: unknown[];
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token is not an owner account's. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This action is unauthorized."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    getAdminJobs: {
+        parameters: {
+            query?: {
+                limit?: number;
+                status?: "queued" | "running" | "completed" | "cancelled" | "failed" | "stopped_no_credits";
+                user?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The jobs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0b9f0d8e-3c1a-4f6e-9d2b-7a5c4e3f2a10",
+                     *           "user": 2,
+                     *           "kind": "crawl",
+                     *           "status": "running",
+                     *           "url": "https://example.com/docs/",
+                     *           "total": 12,
+                     *           "completed": 2,
+                     *           "failed_pages": 0,
+                     *           "credits_used": 2,
+                     *           "created_at": "2026-11-22T10:15:30.123000Z",
+                     *           "finished_at": null,
+                     *           "expires_at": "2026-11-29T10:15:30.123000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** @description Pages delivered. */
+                            completed: number;
+                            /**
+                             * @description ISO 8601 UTC with microseconds.
+                             * @example 2026-11-22T10:15:30.123000Z
+                             */
+                            created_at: string;
+                            credits_used: number;
+                            /** @description When the job and its results are deleted (7 days after creation). */
+                            expires_at: string;
+                            /** @description Pages whose target could not be read (not billed). */
+                            failed_pages: number;
+                            /** @description When it ended; null while queued or running. */
+                            finished_at: string | null;
+                            /** @description The job id (a UUID). */
+                            id: string;
+                            /** @description `crawl` or `batch`. */
+                            kind: "crawl" | "batch";
+                            /** @description queued, running, completed, cancelled, failed or stopped_no_credits. */
+                            status: "queued" | "running" | "completed" | "cancelled" | "failed" | "stopped_no_credits";
+                            /** @description Pages queued, being fetched or delivered. */
+                            total: number;
+                            /** @description A crawl's start URL; a batch's size (`3 URLs`). */
+                            url: string;
+                            /** @description The user the job belongs to. */
+                            user: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token is not an owner account's. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This action is unauthorized."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    getAdminJobsByJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The job id (a UUID). */
+                job: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "job": {
+                     *         "id": "0b9f0d8e-3c1a-4f6e-9d2b-7a5c4e3f2a10",
+                     *         "user": 2,
+                     *         "kind": "crawl",
+                     *         "status": "running",
+                     *         "url": "https://example.com/docs/",
+                     *         "total": 12,
+                     *         "completed": 2,
+                     *         "failed_pages": 0,
+                     *         "credits_used": 2,
+                     *         "created_at": "2026-11-22T10:15:30.123000Z",
+                     *         "finished_at": null,
+                     *         "expires_at": "2026-11-29T10:15:30.123000Z",
+                     *         "started_at": "2026-11-22T10:15:30.456000Z",
+                     *         "request_id": "9b2c4e1a-7d3f-4a5b-8c6d-1e2f3a4b5c6d",
+                     *         "params": {
+                     *           "url": "https://example.com/docs/",
+                     *           "limit": 100,
+                     *           "max_depth": 3,
+                     *           "format": "markdown"
+                     *         },
+                     *         "error": null,
+                     *         "webhook": {
+                     *           "url": "https://example.com/hooks/gleaner",
+                     *           "events": [
+                     *             "completed"
+                     *           ]
+                     *         },
+                     *         "webhook_error": null,
+                     *         "webhook_events": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        job: {
+                            /** @description Pages delivered. */
+                            completed: number;
+                            /**
+                             * @description ISO 8601 UTC with microseconds.
+                             * @example 2026-11-22T10:15:30.123000Z
+                             */
+                            created_at: string;
+                            credits_used: number;
+                            /** @description Why it failed or stopped. */
+                            error: string | null;
+                            /** @description When the job and its results are deleted (7 days after creation). */
+                            expires_at: string;
+                            /** @description Pages whose target could not be read (not billed). */
+                            failed_pages: number;
+                            /** @description When it ended; null while queued or running. */
+                            finished_at: string | null;
+                            /** @description The job id (a UUID). */
+                            id: string;
+                            /** @description `crawl` or `batch`. */
+                            kind: "crawl" | "batch";
+                            /** @description What the job was created with (`POST /v1/crawl` or `/v1/batch`). */
+                            params: {
+                                [key: string]: unknown;
+                            };
+                            /** @description The request that created it: its history row shows what the job cost. */
+                            request_id: string;
+                            /** @description When it started running; null while queued. */
+                            started_at: string | null;
+                            /** @description queued, running, completed, cancelled, failed or stopped_no_credits. */
+                            status: "queued" | "running" | "completed" | "cancelled" | "failed" | "stopped_no_credits";
+                            /** @description Pages queued, being fetched or delivered. */
+                            total: number;
+                            /** @description A crawl's start URL; a batch's size (`3 URLs`). */
+                            url: string;
+                            /** @description The user the job belongs to. */
+                            user: number;
+                            /** @description Where its events are POSTed; the user's signing secret is never shown. */
+                            webhook: {
+                                events: string[];
+                                url: string;
+                            } | null;
+                            /** @description Why its webhook could not be delivered. */
+                            webhook_error: string | null;
+                            /** @description Oldest first. */
+                            webhook_events: {
+                                attempts: number;
+                                /**
+                                 * @description ISO 8601 UTC with microseconds.
+                                 * @example 2026-11-22T10:15:30.123000Z
+                                 */
+                                created_at: string;
+                                /** @description Null until delivered. */
+                                delivered_at: string | null;
+                                /** @description The event id, the same in every delivery attempt. */
+                                id: string;
+                                /** @description Why the last attempt failed. */
+                                last_error: string | null;
+                                /** @description The receiver's HTTP status at the last attempt; null when none answered. */
+                                last_status: number | null;
+                                /** @description `pending` (being retried), `delivered` (answered 2xx) or `failed` (given up). */
+                                state: "pending" | "delivered" | "failed";
+                                /** @description `crawl.page`, `batch.completed`… */
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token is not an owner account's. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This action is unauthorized."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    deleteAdminJobsByJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The job id (a UUID). */
+                job: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job’s status now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b9f0d8e-3c1a-4f6e-9d2b-7a5c4e3f2a10",
+                     *       "status": "cancelled"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        /** @description queued, running, completed, cancelled, failed or stopped_no_credits. */
+                        status: "queued" | "running" | "completed" | "cancelled" | "failed" | "stopped_no_credits";
                     };
                 };
             };
@@ -5235,7 +5693,7 @@ export interface operations {
                      */
                     "application/json": {
                         response: {
-                            /** @description The start URL first, then the start page’s links in page order, then the sitemaps’ URLs. */
+                            /** @description The start URL first, then the start page's links in page order, then the sitemaps' URLs. */
                             links: string[];
                         };
                     };

@@ -23,7 +23,7 @@ const { MAX_AMOUNT, MAX_ID, MAX_PRICE, MAX_TEXT_LENGTH, MIN_BALANCE, MIN_GRANT, 
  * Laravel's `filled`: the field may be left out, but when present it may not be empty. An empty
  * string or null in a filter would otherwise count as "not sent", and so as "every user".
  */
-const filled = () =>
+export const filled = () =>
   custom('filled', (value) => value === undefined || !isBlank(value), (attr) => `The ${attr} field must have a value.`, { implicit: true, needsValid: false });
 
 const id = (description: string, example: number) => field({ in: 'path', rules: [required(), integer(), min(1), max(MAX_ID)], description, example });
@@ -34,11 +34,11 @@ const productField = field({ rules: productRules, example: 'scraping' });
 const productParam = field({ in: 'path', rules: productRules, example: 'scraping' });
 const amountField = (least: number, example: number) => field({ rules: [required(), integer(), min(least), max(MAX_AMOUNT)], example });
 /** Optional filters of operations that otherwise act on every user. */
-const userFilter = field({ rules: [filled(), integer(), min(1), max(MAX_ID)], description: 'Only this user (leave it out for every user).', example: 2 });
+export const userFilter = field({ rules: [filled(), integer(), min(1), max(MAX_ID)], description: 'Only this user (leave it out for every user).', example: 2 });
 const productFilter = field({ rules: [filled(), string(), oneOf(PRODUCTS)], description: 'Only this product (leave it out for every product).', example: 'scraping' });
 
 /** The HTTP form of an operation's failure. */
-function toHttpError(error: OperationError): HttpError {
+export function toHttpError(error: OperationError): HttpError {
   switch (error.kind) {
     case 'not_found':
       return httpErrors.notFound(error.message);
@@ -51,7 +51,7 @@ function toHttpError(error: OperationError): HttpError {
 }
 
 /** Fields a request sent that the route does not take (`_method` is the method override's). */
-function prohibitUnknownFields(fields: Fields) {
+export function prohibitUnknownFields(fields: Fields) {
   return async ({ input }: { input: Record<string, unknown> }, errors: FieldErrors) => {
     for (const name of Object.keys(input)) {
       if (name in fields || name === '_method') continue;

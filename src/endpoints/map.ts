@@ -1,16 +1,19 @@
 /** POST /v1/map: the URLs of one site, from its start page's links and its sitemaps (docs/spec/contract.md §9). */
 import { Type } from '@sinclair/typebox';
 import { httpErrors } from '../core/errors.ts';
-import { between, boolean, integer, max, publicAddress, required, string, url } from '../validation/rules.ts';
-import { mapSite, MAP_DEFAULTS, siteUpstream } from '../adapters/site/index.ts';
+import { between, boolean, custom, httpUrlOrNull, integer, max, publicAddress, required, string, url } from '../validation/rules.ts';
+import { canonicalUrl, mapSite, MAP_DEFAULTS, siteUpstream } from '../adapters/site/index.ts';
 import { defineEndpoint } from '../pipeline/endpoint.ts';
 import { WEB_MESSAGES } from './web.ts';
 
 const MapResponse = Type.Object({
   response: Type.Object({
-    links: Type.Array(Type.String(), { description: 'The start URL first, then the start page’s links in page order, then the sitemaps’ URLs.' }),
+    links: Type.Array(Type.String(), { description: "The start URL first, then the start page's links in page order, then the sitemaps' URLs." }),
   }),
 });
+
+/** A URL with `user:pass@` is never fetched nor listed (`canonicalUrl` refuses it): said as the `url` rule says it. */
+const withoutCredentials = custom('url', (value) => typeof value !== 'string' || httpUrlOrNull(value) === null || canonicalUrl(value) !== null, (attribute) => `The ${attribute} must be a valid URL.`);
 
 export const mapEndpoint = defineEndpoint({
   method: 'POST',
@@ -23,7 +26,7 @@ export const mapEndpoint = defineEndpoint({
   input: 'body',
   schema: {
     fields: {
-      url: { rules: [required(), string(), url(), publicAddress()], example: 'https://example.com/' },
+      url: { rules: [required(), string(), url(), withoutCredentials, publicAddress()], example: 'https://example.com/' },
       limit: { rules: [integer(), between(1, MAP_DEFAULTS.maxLimit)], default: MAP_DEFAULTS.limit, description: 'Links answered at most.' },
       include_subdomains: { rules: [boolean()], default: false, description: "Count any subdomain of the URL's registrable domain as the site." },
       search: { rules: [string(), max(500)], description: 'Keep only URLs containing this text (case-insensitive); those with it in their path come first.' },

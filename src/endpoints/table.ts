@@ -12,6 +12,7 @@ import { JOB_ENDPOINTS } from './jobs.ts';
 import { imageEndpoint, pdfEndpoint } from './extraction.ts';
 import { FORUM_ENDPOINTS } from './forum.ts';
 import { ADMIN_ENDPOINTS } from './admin.ts';
+import { ADMIN_JOB_ENDPOINTS } from './admin-jobs.ts';
 import { MICROBLOG_ENDPOINTS } from './microblog.ts';
 import { usageEndpoint } from './usage.ts';
 import { upstreamsEndpoint } from './upstreams.ts';
@@ -32,5 +33,6 @@ export const ENDPOINTS: readonly Endpoint[] = [
   usageEndpoint,
   ...WEBHOOK_SECRET_ENDPOINTS,
   ...ADMIN_ENDPOINTS,
+  ...ADMIN_JOB_ENDPOINTS,
   upstreamsEndpoint,
 ];

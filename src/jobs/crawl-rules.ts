@@ -21,7 +21,10 @@ export interface CrawlParams {
 }
 
 export interface CrawlRules {
+  /** The start URL's robots.txt: it judges URLs of the start origin; other origins (a `www.` twin, subdomains) have their own. */
   robots: RobotsRules;
+  /** Whether the start origin's robots.txt is the one that judges `url`. */
+  sameOrigin(url: string): boolean;
   maxDepth: number;
   /** The start URL's site (and subdomains, when asked): where a redirect may end. */
   inScope(url: string): boolean;
@@ -37,6 +40,14 @@ export function crawlRules(params: CrawlParams, robots: RobotsRules): CrawlRules
   const exclude = compilePathPatterns(params.exclude_paths);
   // Validated when the job was created; a stored job that no longer compiles admits nothing.
   const paths = include.ok && exclude.ok ? pathFilter(include, exclude) : () => false;
+  const startOrigin = new URL(params.url).origin;
+  const sameOrigin = (raw: string) => {
+    try {
+      return new URL(raw).origin === startOrigin;
+    } catch {
+      return false;
+    }
+  };
   const inScope = (raw: string) => {
     try {
       return scope(new URL(raw));
@@ -47,6 +58,7 @@ export function crawlRules(params: CrawlParams, robots: RobotsRules): CrawlRules
   return {
     robots,
     maxDepth: params.max_depth,
+    sameOrigin,
     inScope,
     admit(urls, depth) {
       const seen = new Set<string>();
@@ -56,7 +68,8 @@ export function crawlRules(params: CrawlParams, robots: RobotsRules): CrawlRules
         if (!canonical || seen.has(canonical.key)) continue;
         seen.add(canonical.key);
         const url = new URL(canonical.url);
-        if (!scope(url) || !paths(url) || !robots.isAllowed(canonical.url)) continue;
+        // Other origins' robots.txt is read when their pages are fetched (the worker asks it then).
+        if (!scope(url) || !paths(url) || (url.origin === startOrigin && !robots.isAllowed(canonical.url))) continue;
         pages.push({ key: canonical.key, url: canonical.url, depth });
       }
       return pages;

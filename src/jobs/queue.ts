@@ -121,9 +121,20 @@ export async function openJobQueue({ db, databaseUrl, settings, logger }: OpenOp
       await boss.insert(queue, jobs, { db: transactionAdapter(tx) });
     },
     async work(queue, options, handler) {
-      await boss.work(queue, { pollingIntervalSeconds: settings.pollSeconds, ...options }, async (jobs: Job<object>[]) => {
-        for (const job of jobs) await handler(job as Job<never>);
-      });
+      // One registration per worker, so each can be told to fetch again at once after a task: a
+      // worker with work waiting goes on without sleeping its poll interval (pg-boss's burst mode
+      // needs batches, and a batch would hold several pages of one host at once).
+      const { localConcurrency = 1, ...rest } = options;
+      for (let i = 0; i < localConcurrency; i++) {
+        let id = '';
+        id = await boss.work(queue, { pollingIntervalSeconds: settings.pollSeconds, ...rest, localConcurrency: 1 }, async (jobs: Job<object>[]) => {
+          try {
+            for (const job of jobs) await handler(job as Job<never>);
+          } finally {
+            boss.notifyWorker(id);
+          }
+        });
+      }
     },
     async depth() {
       const rows = await db.query<{ name: string; queued: number; active: number }>(

@@ -22,7 +22,7 @@ import type { OutputFormat } from '../adapters/web/index.ts';
 import type { OutboundClient } from '../outbound/types.ts';
 import type { Upstream } from '../adapters/kit/runtime.ts';
 import type { CallContext } from '../adapters/kit/types.ts';
-import { readRobots, robotsAdapter, robotsUrlFor } from '../adapters/site/robots.ts';
+import { readRobots, robotsAdapter, robotsUrlFor, type RobotsRules } from '../adapters/site/robots.ts';
 import { canonicalUrl } from '../adapters/site/urls.ts';
 import { discoverSitemapUrls } from '../adapters/site/discover.ts';
 import { deliverWebhook, WEBHOOK_RETRY_WINDOW_SECONDS } from '../webhooks/delivery.ts';
@@ -38,6 +38,10 @@ import type { JobMetrics } from './metrics.ts';
 const SITEMAP_LIMITS = { maxUrls: 50_000, maxFiles: 50 };
 /** Links of one page that may join the crawl: a link farm must not flood the job's table. */
 const MAX_LINKS_PER_PAGE = 1_000;
+/** Other origins' robots.txt kept in memory at most (per job and origin). */
+const MAX_CACHED_ROBOTS = 1_000;
+/** What an unreadable robots.txt means for now: nothing may be fetched. */
+const FORBID_ALL = 'User-agent: *\nDisallow: /\n';
 /** Longest wait for a host's crawl-delay slot; robots.txt delays are capped below it. */
 const MAX_PACE_WAIT_MS = 60_000;
 
@@ -69,6 +73,8 @@ export class JobWorker {
   readonly #inFlight = new Map<string, Set<AbortController>>();
   /** Each running job's rules (robots.txt read, patterns compiled), kept while it runs here. */
   readonly #rules = new Map<string, CrawlRules>();
+  /** Robots.txt of origins other than a crawl's start origin, per job and origin. */
+  readonly #otherRobots = new Map<string, Promise<RobotsRules>>();
   readonly #stopping = new AbortController();
 
   constructor(deps: WorkerDeps) {
@@ -159,18 +165,19 @@ export class JobWorker {
     if (claim.attempt > 1) await ledger.settle(`${pageRequest}:${claim.attempt - 1}`, 0);
 
     const rules = job.kind === 'crawl' ? await this.#rulesFor(job) : undefined;
-    if (rules && !rules.robots.isAllowed(claim.url)) {
-      await this.#drop(job, key, 'skipped', 'disallowed by robots.txt', claim.attempt);
-      return;
-    }
     const controller = new AbortController();
     const untrack = this.#track(jobId, controller);
     const signal = AbortSignal.any([controller.signal, task.signal, this.#stopping.signal]);
     const requestId = `${pageRequest}:${claim.attempt}`;
     let held = 0;
     try {
-      if (job.crawl_delay_ms > 0) {
-        const wait = await store.paceHost(new URL(claim.url).host, job.crawl_delay_ms);
+      const robots = rules ? await this.#robotsFor(job, rules, claim.url, this.#context(signal, jobId)) : undefined;
+      if (robots && !robots.isAllowed(claim.url)) {
+        await this.#drop(job, key, 'skipped', 'disallowed by robots.txt', claim.attempt);
+        return;
+      }
+      if (robots && robots.crawlDelayMs > 0) {
+        const wait = await store.paceHost(new URL(claim.url).host, robots.crawlDelayMs);
         await sleep(Math.min(wait, MAX_PACE_WAIT_MS), undefined, { signal });
       }
       const unitPrice = price(await this.#deps.prices.current(), 'crawl_page');
@@ -335,6 +342,29 @@ export class JobWorker {
       this.#rules.set(job.id, rules);
     }
     return rules;
+  }
+
+  /**
+   * The robots.txt that judges `url`: the job's own for the start origin; another origin's (a
+   * `www.` twin, a subdomain) is read once per job in this process. One that cannot be read
+   * forbids everything for now (RFC 9309 §2.3.1.3-4).
+   */
+  async #robotsFor(job: JobRow, rules: CrawlRules, url: string, context: CallContext): Promise<RobotsRules> {
+    if (rules.sameOrigin(url)) return rules.robots;
+    const origin = new URL(url).origin;
+    const cacheKey = `${job.id} ${origin}`;
+    let robots = this.#otherRobots.get(cacheKey);
+    if (!robots) {
+      robots = this.#deps
+        .site()
+        .call(robotsAdapter, { url }, context)
+        .then((read) => readRobots(robotsUrlFor(url), read.kind === 'ok' ? read.value : FORBID_ALL, ROBOTS_AGENT));
+      // A failed read (the caller went away) is not kept: the next page asks again.
+      robots.catch(() => this.#otherRobots.delete(cacheKey));
+      if (this.#otherRobots.size >= MAX_CACHED_ROBOTS) this.#otherRobots.delete(this.#otherRobots.keys().next().value!);
+      this.#otherRobots.set(cacheKey, robots);
+    }
+    return robots;
   }
 
   #track(jobId: string, controller: AbortController): () => void {

@@ -13,3 +13,4 @@ export { grantCredits, setCredits, showCredits, auditCredits, type BalanceChange
 export { listPlans, assignPlan, renewPlans } from './plans.ts';
 export { listPrices, setPrice } from './prices.ts';
 export { upstreamReport, upstreamReportRows, type UpstreamReport } from './upstreams.ts';
+export { listJobs, showJob, cancelJob, DEFAULT_JOB_LIST_LIMIT, MAX_JOB_LIST_LIMIT, type JobListRow, type JobDetail } from './jobs.ts';

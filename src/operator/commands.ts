@@ -5,6 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { isProduct, PRODUCTS, type Product } from '../credits/products.ts';
+import { JOB_STATUSES, type JobStatus } from '../jobs/store.ts';
 import { migrate } from '../storage/migrate.ts';
 import { seedPrices } from '../credits/prices.ts';
 import * as operations from '../operations/index.ts';
@@ -41,8 +42,12 @@ export const USAGE = `Usage: gleaner <command> [options] [--json]
   prices set --operation <op> --credits <n>
   upstreams                                               the drift report: which upstream drifted or is blocking us
   upstreams probe                                         one harmless call per configured upstream now; exit 1 unless all are ok
+  jobs list [--user <id>] [--status <s>] [--limit <n>]    crawls and batches, newest first (default 50, at most 500)
+  jobs show --job <id>                                    one job: parameters, counts, webhook deliveries
+  jobs cancel --job <id>                                  stop a queued or running job (an ended one keeps its status)
 
-Products: ${PRODUCTS.join(', ')}.`;
+Products: ${PRODUCTS.join(', ')}.
+Job statuses: ${JOB_STATUSES.join(', ')}.`;
 
 type Values = Record<string, string | boolean | undefined>;
 
@@ -92,6 +97,12 @@ function product(values: Values): Product {
   throw usageError(rules.notProductIssue(value));
 }
 
+function jobStatus(values: Values, name: string): JobStatus {
+  const value = need(values, name);
+  if ((JOB_STATUSES as readonly string[]).includes(value)) return value as JobStatus;
+  throw usageError(rules.notOneOfIssue(name, JOB_STATUSES));
+}
+
 const COMMANDS = new Set([
   'migrate',
   'users create',
@@ -112,6 +123,9 @@ const COMMANDS = new Set([
   'prices list',
   'prices set',
   'upstreams',
+  'jobs list',
+  'jobs show',
+  'jobs cancel',
 ]);
 
 /** "credits grant --user 1" → key "credits grant" and the options after it. */
@@ -215,6 +229,18 @@ async function run(stores: OperatorServices, key: string, args: string[]): Promi
       const v = parse(args, []);
       const report = await operations.upstreamReport(stores);
       return v.json ? report : operations.upstreamReportRows(report);
+    }
+    case 'jobs list': {
+      const v = parse(args, ['user', 'status', 'limit']);
+      return operations.listJobs(stores, { user: optional(v, 'user', wholeNumber), status: optional(v, 'status', jobStatus), limit: optional(v, 'limit', wholeNumber) });
+    }
+    case 'jobs show': {
+      const v = parse(args, ['job']);
+      return operations.showJob(stores, { job: need(v, 'job') });
+    }
+    case 'jobs cancel': {
+      const v = parse(args, ['job']);
+      return operations.cancelJob(stores, { job: need(v, 'job') });
     }
     default:
       throw new Error(`The command "${key}" is listed but not implemented.`);

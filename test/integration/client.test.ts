@@ -1,22 +1,40 @@
 /**
  * The typed client (client/) against the real server: typed methods, typed errors with the
- * Laravel message and field errors, opt-in Retry-After retries, and the history iterator.
+ * Laravel message and field errors, opt-in Retry-After retries, the history iterator, a crawl
+ * followed to its end through `crawlPages`, and `verifyWebhook` on what the server signs.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createGleanerClient, GleanerError, type GleanerClient } from '../../client/src/index.ts';
+import { setTimeout as delay } from 'node:timers/promises';
+import { crawlPages, createGleanerClient, GleanerError, verifyWebhook, type GleanerClient, type JobPage, type WebhookEvent } from '../../client/src/index.ts';
+import { signWebhook } from '../../src/webhooks/signature.ts';
 import { startTestService, type TestService } from '../support/service.ts';
+import { startLoopbackSite, type LoopbackSite } from '../support/web-site.ts';
 
 let service: TestService;
 let owner: GleanerClient;
+const sites: LoopbackSite[] = [];
 
 before(async () => {
   service = await startTestService();
   owner = createGleanerClient({ baseUrl: service.url, token: service.owner!.token });
 });
-after(() => service?.close());
+after(async () => {
+  await service?.close();
+  await Promise.all(sites.map((site) => site.close()));
+});
+
+async function loopbackSite(): Promise<LoopbackSite> {
+  const site = await startLoopbackSite();
+  sites.push(site);
+  return site;
+}
+
+const html = (title: string, links: string[]) => ({
+  body: `<!doctype html><html><head><title>${title}</title></head><body><main><h1>${title}</h1><p>The ${title} page.</p>${links.map((href) => `<a href="${href}">${href}</a>`).join(' ')}</main></body></html>`,
+});
 
 test('typed methods: admin creates a user and grants credits; the user reads profile and usage', async () => {
   const created = await owner.postAdminUsers({ name: 'Ada', email: 'ada-client@example.com' });
@@ -114,4 +132,128 @@ test('opt-in retry waits for Retry-After, then succeeds', async () => {
   } finally {
     fake.close();
   }
+});
+
+test('crawlPages follows a crawl to its end: all 5 pages, each once; the completed webhook verifies', { timeout: 120_000 }, async () => {
+  const site = await loopbackSite();
+  // Five pages, two levels of links and a link back home; robots.txt and sitemaps are 404s (no rules, no sitemap).
+  site.route('/', () => html('Home', ['/a', '/b']));
+  site.route('/a', () => html('Alpha', ['/c', '/']));
+  site.route('/b', () => html('Beta', ['/d', '/a']));
+  site.route('/c', () => html('Gamma', ['/']));
+  site.route('/d', () => html('Delta', ['/b']));
+  const receiver = await loopbackSite();
+  receiver.route('/hook', () => ({ status: 204 }));
+
+  const user = await service.user({ scraping: 20 });
+  const client = createGleanerClient({ baseUrl: service.url, token: user.token });
+  const { secret } = await client.getWebhookSecret();
+  // The OpenAPI document gives `webhook` no properties, so its generated type admits none: cast.
+  const webhook = { url: `${receiver.url()}/hook`, events: ['completed'] } as unknown as Record<string, never>;
+  const created = await client.crawl({ url: site.url() + '/', limit: 10, webhook });
+  assert.equal(created.status, 'queued');
+
+  const pages: JobPage[] = [];
+  for await (const page of crawlPages(client, created.id, { intervalMs: 100 })) pages.push(page);
+  const paths = pages.map((page) => new URL(page.url).pathname);
+  assert.deepEqual([...paths].sort(), ['/', '/a', '/b', '/c', '/d'], 'every page, each once');
+  assert.ok(pages.every((page) => page.status_code === 200 && page.content.includes('page.')));
+  const job = await client.getCrawl({ id: created.id });
+  assert.equal(job.status, 'completed', 'the iterator ends once the crawl has');
+  assert.equal(job.completed, 5);
+  assert.equal(job.credits_used, 5);
+
+  // Resuming from a saved position yields only what follows it.
+  const rest: JobPage[] = [];
+  for await (const page of crawlPages(client, created.id, { skip: 3 })) rest.push(page);
+  assert.deepEqual(rest, pages.slice(3));
+
+  const deadline = Date.now() + 30_000;
+  while (!receiver.log.some((hit) => hit.path === '/hook') && Date.now() < deadline) await delay(100);
+  const hook = receiver.log.find((hit) => hit.path === '/hook');
+  assert.ok(hook, 'the completed event arrived');
+  const header = hook.headers['gleaner-signature'];
+  assert.equal(await verifyWebhook(hook.body, header, secret), true);
+  assert.equal(await verifyWebhook(Buffer.from(hook.body), header, secret), true, 'raw bytes as well as text');
+  assert.equal(await verifyWebhook(hook.body, header, secret.replace(/.$/, (c) => (c === 'x' ? 'y' : 'x'))), false, 'another secret');
+  assert.equal(await verifyWebhook(hook.body.replace('"completed":5', '"completed":6'), header, secret), false, 'another body');
+  const event = JSON.parse(hook.body) as WebhookEvent;
+  assert.equal(event.type, 'crawl.completed');
+  assert.equal(event.job_id, created.id);
+  assert.deepEqual(event.data, { status: 'completed', completed: 5, credits_used: 5 });
+});
+
+test('crawlPages follows next at once, waits only while the job runs with nothing new, and stops at a final status', async () => {
+  // The server's answers, one per poll: pages arrive across polls and across `next` links.
+  const page = (n: number) => ({ url: `https://example.com/${n}`, status_code: 200, content: `page ${n}` });
+  const answers = [
+    { status: 'running', data: [page(0), page(1)], next: 2 },
+    { status: 'running', data: [page(2)], next: null },
+    { status: 'running', data: [], next: null },
+    { status: 'completed', data: [page(3), page(4)], next: 5 },
+    { status: 'completed', data: [], next: null },
+  ];
+  const asked: Array<{ path: string; at: number }> = [];
+  const fake = http.createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://fake');
+    asked.push({ path: url.pathname + url.search, at: Date.now() });
+    const answer = answers[asked.length - 1];
+    const base = `http://${request.headers.host}${url.pathname}`;
+    const body = { id: 'j1', total: 5, completed: 5, credits_used: 5, created_at: '', expires_at: '', ...answer, next: answer.next === null ? null : `${base}?skip=${answer.next}` };
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  });
+  await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
+  try {
+    const client = createGleanerClient({ baseUrl: `http://127.0.0.1:${(fake.address() as AddressInfo).port}`, token: 't' });
+    const pages: string[] = [];
+    for await (const item of crawlPages(client, 'j1', { intervalMs: 150 })) pages.push(item.content);
+    assert.deepEqual(pages, ['page 0', 'page 1', 'page 2', 'page 3', 'page 4']);
+    assert.deepEqual(asked.map((a) => a.path), ['/v1/crawl/j1?skip=0', '/v1/crawl/j1?skip=2', '/v1/crawl/j1?skip=3', '/v1/crawl/j1?skip=3', '/v1/crawl/j1?skip=5']);
+    const gaps = asked.slice(1).map((a, i) => a.at - asked[i].at);
+    assert.ok(gaps[0] < 100 && gaps[3] < 100, `next is followed at once (${gaps})`);
+    assert.ok(gaps[1] >= 140 && gaps[2] >= 140, `a poll that brought nothing more waits intervalMs (${gaps})`);
+  } finally {
+    fake.close();
+  }
+});
+
+test('crawlPages honours its AbortSignal while the job runs', { timeout: 60_000 }, async () => {
+  const site = await loopbackSite();
+  // The start page takes its time, so the job is still running when the iteration is aborted.
+  site.route('/', async () => {
+    await delay(5_000);
+    return html('Slow', []);
+  });
+  const user = await service.user({ scraping: 5 });
+  const client = createGleanerClient({ baseUrl: service.url, token: user.token });
+  const { id } = await client.crawl({ url: site.url() + '/', sitemap: 'skip' });
+  const started = Date.now();
+  await assert.rejects(
+    async () => {
+      for await (const page of crawlPages(client, id, { intervalMs: 50, signal: AbortSignal.timeout(300) })) assert.fail(`no page yet, got ${page.url}`);
+    },
+    (error: unknown) => error instanceof DOMException && error.name === 'TimeoutError',
+  );
+  assert.ok(Date.now() - started < 3_000, 'stopped at the abort, not at the end of the job');
+  assert.equal((await client.cancelCrawl({ id })).status, 'cancelled');
+});
+
+test('verifyWebhook accepts what the server signs, and nothing else', async () => {
+  const secret = 'whsec_0123456789abcdefghijklmnopqrstuv';
+  const body = JSON.stringify({ id: 'e1', type: 'batch.page', job_id: 'j1', created_at: '2026-11-22T10:15:30.123000Z', data: { url: 'https://example.com/', status_code: 200 } });
+  const now = 1_764_000_000;
+  const header = signWebhook(secret, body, now);
+  assert.equal(await verifyWebhook(body, header, secret, { now }), true);
+  assert.equal(await verifyWebhook(new TextEncoder().encode(body).buffer, header, secret, { now: now + 300 }), true, 'an ArrayBuffer, at the edge of the tolerance');
+  assert.equal(await verifyWebhook(body, header, secret, { now: now + 301 }), false, 'too old');
+  assert.equal(await verifyWebhook(body, header, secret, { now: now - 301 }), false, 'from the future');
+  assert.equal(await verifyWebhook(body, header, secret, { now: now + 3_600, toleranceSeconds: 3_600 }), true, 'a wider tolerance');
+  // During a secret roll several v1 entries may come; one match is enough.
+  const other = signWebhook('whsec_someoneelsesecretsomeoneelsesecr', body, now).split(',')[1];
+  assert.equal(await verifyWebhook(body, `${header},${other}`, secret, { now }), true);
+  assert.equal(await verifyWebhook(body, `t=${now},${other}`, secret, { now }), false);
+  assert.equal(await verifyWebhook(body, `${header},t=${now}`, secret, { now }), false, 'two timestamps');
+  assert.equal(await verifyWebhook(body, `t=${now}`, secret, { now }), false, 'no v1');
+  assert.equal(await verifyWebhook(body, 'garbage', secret, { now }), false);
+  assert.equal(await verifyWebhook(body, undefined, secret, { now }), false);
 });

@@ -136,6 +136,8 @@ describe('POST /v1/map', () => {
     assert.deepEqual(bad.body.errors.limit, ['The limit must be between 1 and 50000.']);
     assert.deepEqual(bad.body.errors.include_subdomains, ['The include subdomains field must be true or false.']);
     assert.equal(bad.charged, 0);
+    const credentials = await map({ url: 'https://user:secret@example.com/' });
+    assert.deepEqual(credentials.body.errors, { url: ['The url must be a valid URL.'] });
     const tooMany = await map({ url: `${base}/`, limit: 50001 });
     assert.deepEqual(tooMany.body.errors.limit, ['The limit must be between 1 and 50000.']);
     const loopback = await map({ url: `${site.url('127.0.0.1')}/` });

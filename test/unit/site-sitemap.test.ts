@@ -1,6 +1,6 @@
 /**
- * Sitemaps (src/adapters/site/sitemap.ts) on hand-made files, and their discovery
- * (discover.ts) through the real upstream runtime on a fake outbound client.
+ * Sitemaps (src/adapters/site/sitemap.ts) on hand-made files; their discovery (discover.ts) and
+ * the map's deadline (map.ts) through the real upstream runtime on a fake outbound client.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,6 +10,7 @@ import { OutboundError, type OutboundClient, type OutboundRequest } from '../../
 import { MAX_SITEMAP_BYTES, MAX_SITEMAP_ENTRIES, parseSitemap, sitemapAdapter } from '../../src/adapters/site/sitemap.ts';
 import { discoverSitemapUrls } from '../../src/adapters/site/discover.ts';
 import { siteScope } from '../../src/adapters/site/urls.ts';
+import { mapSite, type SiteMapDeps } from '../../src/adapters/site/map.ts';
 
 const bytes = (text: string) => Buffer.from(text, 'utf8');
 const urlset = (...locs: string[]) =>
@@ -127,28 +128,28 @@ describe('sitemapAdapter', () => {
   });
 });
 
+type Served = { status?: number; body: string | Uint8Array } | Error;
+
+/** The real runtime over an outbound client that serves `files` by URL (404 otherwise) and records what was asked. */
+function siteOf(files: Record<string, Served>) {
+  const asked: string[] = [];
+  const sizes: number[] = [];
+  const outbound: OutboundClient = {
+    async fetch(url: string, request: OutboundRequest) {
+      asked.push(url);
+      sizes.push(request.maxBytes);
+      const served = files[url] ?? { status: 404, body: 'no' };
+      if (served instanceof Error) throw served;
+      const body = typeof served.body === 'string' ? bytes(served.body) : Buffer.from(served.body);
+      return { url, status: served.status ?? 200, headers: { 'content-type': 'application/xml' }, body, hops: [url] };
+    },
+    isPublicUrl: async () => true,
+  };
+  const runtime = createUpstreamRuntime({ outbound });
+  return { call: runtime.upstream({ timeoutMs: 5000, retry: false, breaker: false }), asked, sizes };
+}
+
 describe('discoverSitemapUrls', () => {
-  type Served = { status?: number; body: string | Uint8Array } | Error;
-
-  /** The real runtime over an outbound client that serves `files` by URL (404 otherwise) and records what was asked. */
-  function siteOf(files: Record<string, Served>) {
-    const asked: string[] = [];
-    const sizes: number[] = [];
-    const outbound: OutboundClient = {
-      async fetch(url: string, request: OutboundRequest) {
-        asked.push(url);
-        sizes.push(request.maxBytes);
-        const served = files[url] ?? { status: 404, body: 'no' };
-        if (served instanceof Error) throw served;
-        const body = typeof served.body === 'string' ? bytes(served.body) : Buffer.from(served.body);
-        return { url, status: served.status ?? 200, headers: { 'content-type': 'application/xml' }, body, hops: [url] };
-      },
-      isPublicUrl: async () => true,
-    };
-    const runtime = createUpstreamRuntime({ outbound });
-    return { call: runtime.upstream({ timeoutMs: 5000, retry: false, breaker: false }), asked, sizes };
-  }
-
   test('robots.txt sitemaps then /sitemap.xml, indexes followed breadth-first, each file once, URLs deduplicated by key', async () => {
     const site = siteOf({
       'https://example.com/from-robots.xml': { body: sitemapIndex('https://example.com/child-a.xml', 'https://example.com/child-b.xml.gz', 'https://example.com/from-robots.xml') },
@@ -201,5 +202,31 @@ describe('discoverSitemapUrls', () => {
     const late = await discoverSitemapUrls(site.call, { startUrl: 'https://example.com/', robotsSitemaps: [], maxUrls: 10, deadline: Date.now() - 1 }, {});
     assert.deepEqual(late, { urls: [], filesRead: 0 });
     assert.equal(site.asked.length, 0);
+  });
+});
+
+describe('mapSite', () => {
+  /** A start page that never comes: it ends only when its signal aborts, as the runtime's calls do. */
+  const hangingPage: SiteMapDeps['web'] = {
+    scrape: (_request, context) =>
+      new Promise((_resolve, reject) => context.signal?.addEventListener('abort', () => reject(context.signal?.reason), { once: true })),
+  };
+
+  test('the deadline ends a start page that does not come; what the sitemaps gave is answered', async () => {
+    const site = siteOf({ 'https://example.com/sitemap.xml': { body: urlset('https://example.com/a', 'https://elsewhere.example/b') } });
+    const started = performance.now();
+    const outcome = await mapSite({ url: 'https://example.com/', limit: 10, includeSubdomains: false }, { site: site.call, web: hangingPage, userAgent: 'gleaner', deadlineMs: 300 }, {});
+    assert.deepEqual(outcome, { kind: 'ok', links: ['https://example.com/', 'https://example.com/a'] });
+    assert.ok(performance.now() - started < 2000);
+    assert.deepEqual(site.asked, ['https://example.com/robots.txt', 'https://example.com/sitemap.xml']);
+  });
+
+  test('nothing read at all is unreachable; the caller going away rejects', async () => {
+    const nothing = siteOf({});
+    assert.deepEqual(await mapSite({ url: 'https://example.com/', limit: 10, includeSubdomains: false }, { site: nothing.call, web: hangingPage, userAgent: 'gleaner', deadlineMs: 200 }, {}), { kind: 'unreachable' });
+    const caller = new AbortController();
+    const pending = mapSite({ url: 'https://example.com/', limit: 10, includeSubdomains: false }, { site: nothing.call, web: hangingPage, userAgent: 'gleaner' }, { signal: caller.signal });
+    caller.abort(new Error('client went away'));
+    await assert.rejects(pending, /client went away/);
   });
 });

@@ -5,6 +5,7 @@
  */
 import type { Upstream, UpstreamRuntime } from '../kit/runtime.ts';
 import { MAX_REDIRECTS } from '../web/scraper.ts';
+import { ROBOTS_MAX_BYTES } from './robots.ts';
 
 export { canonicalUrl, compilePathPatterns, pathFilter, siteScope, MAX_PATH_PATTERNS, MAX_PATH_PATTERN_LENGTH } from './urls.ts';
 export type { CanonicalUrl, PathPatterns, PathPatternsRefused } from './urls.ts';
@@ -24,11 +25,13 @@ export const SITE_FILE_TIMEOUT_MS = 15_000;
  * A handle on the `site` upstream: robots.txt and sitemap files of arbitrary sites. Like /v1/web,
  * neither retried nor suspended (one site failing says nothing of another), redirects followed
  * up to 10 hops, each hop through the outbound client's address rules and `checkUrl` (the
- * blocked domains). Calls set their own size cap (`ROBOTS_MAX_BYTES`, `MAX_SITEMAP_BYTES`).
+ * blocked domains). Its size cap is robots.txt's (`ROBOTS_MAX_BYTES`): sitemap calls raise it
+ * to `MAX_SITEMAP_BYTES` themselves (`discoverSitemapUrls` does).
  */
 export function siteUpstream(runtime: UpstreamRuntime, options: { checkUrl?: (url: URL) => void; timeoutMs?: number } = {}): Upstream {
   return runtime.upstream({
     timeoutMs: options.timeoutMs ?? SITE_FILE_TIMEOUT_MS,
+    maxBytes: ROBOTS_MAX_BYTES,
     maxRedirects: MAX_REDIRECTS,
     checkUrl: options.checkUrl,
     retry: false,

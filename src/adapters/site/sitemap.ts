@@ -63,9 +63,12 @@ const BARE_AMPERSAND = /&(?![A-Za-z][\w.-]*;|#\d+;|#x[\dA-Fa-f]+;)/g;
 function readXml(text: string): SitemapFile {
   let source = text;
   let validity = XMLValidator.validate(source);
-  if (validity !== true && BARE_AMPERSAND.test(source)) {
-    source = source.replace(BARE_AMPERSAND, '&amp;');
-    validity = XMLValidator.validate(source);
+  if (validity !== true) {
+    const repaired = source.replace(BARE_AMPERSAND, '&amp;');
+    if (repaired !== source) {
+      source = repaired;
+      validity = XMLValidator.validate(source);
+    }
   }
   if (validity !== true) return { kind: 'invalid', reason: `malformed XML: ${validity.err.msg} (line ${validity.err.line})` };
   let document: Record<string, unknown>;

@@ -1,0 +1,159 @@
+/**
+ * Every user's crawl and batch jobs, for an owner account's token (src/operations/jobs.ts):
+ * `gleaner jobs list|show|cancel` are the same operations on the command line. Unbilled, not
+ * recorded in history. An unknown job is 404 `Not found.`, as a user's own job routes answer it.
+ */
+import { Type, type TSchema } from '@sinclair/typebox';
+import { httpErrors } from '../core/errors.ts';
+import { integer, max, min, oneOf, required, string } from '../validation/rules.ts';
+import { field } from '../validation/schema.ts';
+import { JOB_KINDS, JOB_STATUSES } from '../jobs/store.ts';
+import { defineEndpoint, type Endpoint } from '../pipeline/endpoint.ts';
+import { cancelJob, DEFAULT_JOB_LIST_LIMIT, listJobs, MAX_JOB_LIST_LIMIT, OperationError, showJob } from '../operations/index.ts';
+import { filled, prohibitUnknownFields, toHttpError, userFilter } from './admin.ts';
+
+const literals = <const T extends readonly string[]>(values: T, description: string) => Type.Union(values.map((value) => Type.Literal(value)), { description });
+const timestamp = Type.String({ description: 'ISO 8601 UTC with microseconds.', examples: ['2026-11-22T10:15:30.123000Z'] });
+const nullable = <T extends TSchema>(schema: T, description: string) => Type.Union([schema, Type.Null()], { description });
+const status = literals(JOB_STATUSES, 'queued, running, completed, cancelled, failed or stopped_no_credits.');
+
+const JobRow = Type.Object({
+  id: Type.String({ description: 'The job id (a UUID).' }),
+  user: Type.Integer({ description: 'The user the job belongs to.' }),
+  kind: literals(JOB_KINDS, '`crawl` or `batch`.'),
+  status,
+  url: Type.String({ description: "A crawl's start URL; a batch's size (`3 URLs`)." }),
+  total: Type.Integer({ description: 'Pages queued, being fetched or delivered.' }),
+  completed: Type.Integer({ description: 'Pages delivered.' }),
+  failed_pages: Type.Integer({ description: 'Pages whose target could not be read (not billed).' }),
+  credits_used: Type.Integer(),
+  created_at: timestamp,
+  finished_at: nullable(timestamp, 'When it ended; null while queued or running.'),
+  expires_at: Type.String({ description: 'When the job and its results are deleted (7 days after creation).' }),
+});
+
+const WebhookEvent = Type.Object({
+  id: Type.String({ description: 'The event id, the same in every delivery attempt.' }),
+  type: Type.String({ description: '`crawl.page`, `batch.completed`…' }),
+  state: literals(['pending', 'delivered', 'failed'] as const, '`pending` (being retried), `delivered` (answered 2xx) or `failed` (given up).'),
+  attempts: Type.Integer(),
+  last_status: nullable(Type.Integer(), "The receiver's HTTP status at the last attempt; null when none answered."),
+  last_error: nullable(Type.String(), 'Why the last attempt failed.'),
+  created_at: timestamp,
+  delivered_at: nullable(timestamp, 'Null until delivered.'),
+});
+
+const JobDetail = Type.Composite([
+  JobRow,
+  Type.Object({
+    started_at: nullable(timestamp, 'When it started running; null while queued.'),
+    request_id: Type.String({ description: 'The request that created it: its history row shows what the job cost.' }),
+    params: Type.Record(Type.String(), Type.Unknown(), { description: 'What the job was created with (`POST /v1/crawl` or `/v1/batch`).' }),
+    error: nullable(Type.String(), 'Why it failed or stopped.'),
+    webhook: nullable(Type.Object({ url: Type.String(), events: Type.Array(Type.String()) }), "Where its events are POSTed; the user's signing secret is never shown."),
+    webhook_error: nullable(Type.String(), 'Why its webhook could not be delivered.'),
+    webhook_events: Type.Array(WebhookEvent, { description: 'Oldest first.' }),
+  }),
+]);
+
+const jobExample = {
+  id: '0b9f0d8e-3c1a-4f6e-9d2b-7a5c4e3f2a10',
+  user: 2,
+  kind: 'crawl',
+  status: 'running',
+  url: 'https://example.com/docs/',
+  total: 12,
+  completed: 2,
+  failed_pages: 0,
+  credits_used: 2,
+  created_at: '2026-11-22T10:15:30.123000Z',
+  finished_at: null,
+  expires_at: '2026-11-29T10:15:30.123000Z',
+};
+
+const jobParam = field({ in: 'path', rules: [required(), string()], description: 'The job id (a UUID).', example: jobExample.id });
+
+/** The operations' failures over HTTP; an unknown job is worded as the user's own job routes word it. */
+async function answer<T>(operation: () => Promise<T>, options: { unknownJob?: boolean } = {}): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    if (!(error instanceof OperationError)) throw error;
+    throw options.unknownJob && error.kind === 'not_found' ? httpErrors.notFound() : toHttpError(error);
+  }
+}
+
+const listFields = {
+  user: userFilter,
+  status: field({ rules: [filled(), string(), oneOf(JOB_STATUSES)], description: 'Only jobs in this status.', example: 'running' }),
+  limit: field({ rules: [filled(), integer(), min(1), max(MAX_JOB_LIST_LIMIT)], default: DEFAULT_JOB_LIST_LIMIT, description: 'Jobs at most.', example: 20 }),
+};
+
+export const ADMIN_JOB_ENDPOINTS: readonly Endpoint[] = [
+  defineEndpoint({
+    method: 'GET',
+    path: '/admin/jobs',
+    summary: 'List jobs',
+    description: "Every user's crawls and batches, newest first; `user` and `status` narrow the list. A field the route does not take is a 422.",
+    tag: 'Admin',
+    input: 'query',
+    schema: { fields: listFields },
+    access: 'owner',
+    history: false,
+    afterValidation: prohibitUnknownFields(listFields),
+    success: { status: 200, description: 'The jobs.', schema: Type.Object({ data: Type.Array(JobRow) }), example: { data: [jobExample] } },
+    errors: [404],
+    async handler({ input, services }) {
+      return { body: { data: await answer(() => listJobs(services.operations, input)) } };
+    },
+  }),
+  defineEndpoint({
+    method: 'GET',
+    path: '/admin/jobs/{job}',
+    summary: 'A job',
+    description: 'Any user’s job, with its parameters, its webhook (never the signing secret) and how each of its webhook events was delivered.',
+    tag: 'Admin',
+    input: 'query',
+    schema: { fields: { job: jobParam } },
+    access: 'owner',
+    history: false,
+    success: {
+      status: 200,
+      description: 'The job.',
+      schema: Type.Object({ job: JobDetail }),
+      example: {
+        job: {
+          ...jobExample,
+          started_at: '2026-11-22T10:15:30.456000Z',
+          request_id: '9b2c4e1a-7d3f-4a5b-8c6d-1e2f3a4b5c6d',
+          params: { url: 'https://example.com/docs/', limit: 100, max_depth: 3, format: 'markdown' },
+          error: null,
+          webhook: { url: 'https://example.com/hooks/gleaner', events: ['completed'] },
+          webhook_error: null,
+          webhook_events: [],
+        },
+      },
+    },
+    errors: [404],
+    async handler({ input, services }) {
+      return { body: { job: await answer(() => showJob(services.operations, input), { unknownJob: true }) } };
+    },
+  }),
+  defineEndpoint({
+    method: 'DELETE',
+    path: '/admin/jobs/{job}',
+    summary: 'Cancel a job',
+    description:
+      'Stops any user’s queued or running job: nothing more is fetched, delivered or billed; pages already delivered stay readable. A job that already ended answers its status unchanged.',
+    tag: 'Admin',
+    input: 'query',
+    schema: { fields: { job: jobParam } },
+    access: 'owner',
+    history: false,
+    success: { status: 200, description: 'The job’s status now.', schema: Type.Object({ id: Type.String(), status }), example: { id: jobExample.id, status: 'cancelled' } },
+    errors: [404],
+    async handler({ input, services }) {
+      return { body: await answer(() => cancelJob(services.operations, input), { unknownJob: true }) };
+    },
+  }),
+];
