@@ -12,6 +12,7 @@ import { compilePathPatterns } from '../adapters/site/urls.ts';
 import { defineEndpoint, type EndpointContext } from '../pipeline/endpoint.ts';
 import type { JobKind, JobRow, PageRow, WebhookTarget } from '../jobs/store.ts';
 import { WEB_MESSAGES } from './web.ts';
+import { isoMicros } from '../core/time.ts';
 
 export const JOB_EVENTS = ['started', 'page', 'completed', 'failed'] as const;
 export const CRAWL_LIMITS = { maxPages: 10_000, defaultPages: 100, maxDepth: 20, defaultDepth: 3, maxBatchUrls: 1_000 } as const;
@@ -89,8 +90,8 @@ const jobViewExample = {
   total: 12,
   completed: 2,
   credits_used: 2,
-  created_at: '2026-11-26T10:00:00.000Z',
-  expires_at: '2026-12-03T10:00:00.000Z',
+  created_at: '2026-11-26T10:00:00.000000Z',
+  expires_at: '2026-12-03T10:00:00.000000Z',
   data: [{ url: 'https://example.com/', status_code: 200, content: '# Example Domain\n\nThis domain is for use in examples.' }],
   next: null,
 };
@@ -263,8 +264,8 @@ export function jobSummary(job: JobRow) {
     total: job.admitted,
     completed: job.completed,
     credits_used: job.credits_used,
-    created_at: new Date(job.created_at).toISOString(),
-    expires_at: new Date(job.expires_at).toISOString(),
+    created_at: isoMicros(job.created_at),
+    expires_at: isoMicros(job.expires_at),
     ...(job.error && job.status === 'failed' ? { error: job.error } : {}),
   };
 }

@@ -104,7 +104,13 @@ export class JobWorker {
   /** Stops this process's fetches of a job that was cancelled. */
   cancelled(jobId: string): void {
     for (const controller of this.#inFlight.get(jobId) ?? []) controller.abort(new Error('The job was cancelled.'));
+    this.#forget(jobId);
+  }
+
+  /** Drops what this process kept for a job that ended (here, or in another process). */
+  #forget(jobId: string): void {
     this.#rules.delete(jobId);
+    for (const key of this.#otherRobots.keys()) if (key.startsWith(`${jobId} `)) this.#otherRobots.delete(key);
   }
 
   /** Starts a job: reads robots.txt and the sitemaps (crawl), records the first pages, admits them. */
@@ -150,6 +156,7 @@ export class JobWorker {
     const job = await store.get(jobId);
     if (!job) return;
     if (job.status !== 'running') {
+      this.#forget(jobId);
       await db.transaction((tx) => store.drop(tx, jobId, key, 'skipped', `the job is ${job.status}`));
       metrics.page('skipped');
       return;
@@ -212,10 +219,11 @@ export class JobWorker {
         return true;
       });
       if (!delivered) {
-        // Cancelled meanwhile, or another attempt delivered it: nothing is charged for this one.
+        // Cancelled meanwhile (here or by another process), or a later attempt took the page over:
+        // nothing is charged for this one, and the page no longer counts as being fetched.
         if (held) await ledger.settle(requestId, 0);
         held = 0;
-        metrics.page('skipped');
+        await this.#drop(job, key, 'skipped', 'the job ended before the page was delivered', claim.attempt);
         return;
       }
       const charged = held ? await ledger.settle(requestId, held) : 0;
@@ -319,9 +327,9 @@ export class JobWorker {
 
   /** A job that ended: its creating request's history shows what it cost; metrics see it end. */
   async #settled(job: JobRow): Promise<void> {
-    this.#rules.delete(job.id);
+    this.#forget(job.id);
     this.#deps.metrics.ended(job.status);
-    // Pages still settling add to credits_used after this; the history row is set again on read by operators.
+    // Pages that held credits when the job stopped settle after this; `gleaner jobs show` sets the row again.
     const fresh = await this.#deps.store.get(job.id);
     if (fresh) await this.#deps.store.settleHistory(fresh);
   }

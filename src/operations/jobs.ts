@@ -10,6 +10,7 @@ import { OperationError } from './errors.ts';
 import { filterIssue, idIssue, notOneOfIssue, oneOfIssue, wholeNumberIssue } from './rules.ts';
 import { requireUser } from './users.ts';
 import type { OperationStores } from './stores.ts';
+import { isoMicros } from '../core/time.ts';
 
 export const DEFAULT_JOB_LIST_LIMIT = 50;
 export const MAX_JOB_LIST_LIMIT = 500;
@@ -46,7 +47,7 @@ export interface JobDetail extends JobListRow {
 }
 
 /** ISO 8601 UTC with microseconds, as every timestamp of the service. */
-const iso = (date: Date | string) => new Date(date).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+const iso = (date: Date | string) => isoMicros(date);
 const isoOrNull = (date: Date | string | null) => (date === null ? null : iso(date));
 
 const noJob = (job: string) => OperationError.notFound(`There is no job ${job}.`);

@@ -7,6 +7,7 @@
  */
 import { readUpstreamReport, type CircuitState, type StoredOperation } from '../upstream-report/store.ts';
 import type { OperationStores } from './stores.ts';
+import { isoMicros } from '../core/time.ts';
 
 export interface UpstreamReport {
   /** When the report was read (ISO 8601 UTC with microseconds). */
@@ -50,7 +51,7 @@ export interface OperationReport {
 }
 
 /** ISO 8601 UTC with microseconds and Z, as every timestamp of the service. */
-const iso = (ms: number) => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+const iso = (ms: number) => isoMicros(ms);
 
 const CLOSED: CircuitReport = { state: 'closed', open_until: null, trips: 0, since: null };
 

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { isoColumn } from '../accounts/store.ts';
 import type { Database, Queryable } from '../storage/db.ts';
+import { isoMicros } from '../core/time.ts';
 
 /** Events, delivered or not, are kept as long as the job they belong to. */
 export const WEBHOOK_EVENT_TTL_DAYS = 7;
@@ -13,9 +14,6 @@ export const WEBHOOK_EVENT_TTL_DAYS = 7;
 export type WebhookEventState = 'pending' | 'delivered' | 'failed';
 
 /** ISO 8601 UTC with microseconds, as every timestamp on the wire (contract §1). */
-function isoMicros(date: Date): string {
-  return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-}
 
 /** The exact JSON body of an event (contract §9). */
 export function webhookEventBody(event: { id: string; type: string; jobId: string | null; createdAt: Date; data: unknown }): string {

@@ -102,7 +102,10 @@ describe('two server processes share one crawl', { skip }, () => {
     );
     assert.equal(site.privateHits(), 0);
     assert.equal(site.canaryHits(), 0);
-    assert.ok(site.maxInFlight() <= HOST_CONCURRENCY, `at most ${HOST_CONCURRENCY} pages in flight on the host across both processes (saw ${site.maxInFlight()})`);
+    assert.ok(
+      site.maxInFlight() <= HOST_CONCURRENCY,
+      `at most ${HOST_CONCURRENCY} pages in flight on the host across both processes (JOB_HOST_CONCURRENCY); saw ${site.maxInFlight()}: ${site.busiest().join(' ')}`,
+    );
 
     // The money.
     assert.equal(await services.ledger.balance(user.id, 'scraping'), 700);

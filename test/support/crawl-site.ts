@@ -54,6 +54,8 @@ export interface CrawlSiteOptions {
 export interface CrawlHit {
   /** Arrival, `performance.now()` milliseconds of this process. */
   at: number;
+  /** When the answer was sent or the connection closed (same clock); undefined until then. */
+  doneAt?: number;
   method: string;
   /** The Host header as sent. */
   host: string;
@@ -82,6 +84,8 @@ export interface CrawlSite {
   privateHits(): number;
   /** Most page requests (robots.txt and sitemaps left out) the site was answering at once. */
   maxInFlight(): number;
+  /** The paths of the requests in flight when that most was first reached. */
+  busiest(): string[];
   /** Every request, in order of arrival. */
   log: readonly CrawlHit[];
   /** Keys of every page a crawl can deliver: `/`, `/about`, `/p/1`…`/p/<pages>`. */
@@ -151,8 +155,8 @@ export async function startCrawlSite(options: CrawlSiteOptions = {}): Promise<Cr
 
   const log: CrawlHit[] = [];
   let port = 0;
-  let inFlight = 0;
-  let maxInFlight = 0;
+  const inFlight = new Set<CrawlHit>();
+  let maxInFlight: string[] = [];
   let big: Buffer | undefined;
   const gzipped = new Map<string, Buffer>();
 
@@ -274,13 +278,17 @@ ${entries.map((path) => `<url><loc>${origin}${path.replace(/&/g, '&amp;')}</loc>
     const path = request.url ?? '/';
     const host = request.headers.host ?? '';
     const key = pageKey(path);
-    log.push({ at, method: request.method ?? 'GET', host, path, key, userAgent: String(request.headers['user-agent'] ?? '') });
+    const hit: CrawlHit = { at, method: request.method ?? 'GET', host, path, key, userAgent: String(request.headers['user-agent'] ?? '') };
+    log.push(hit);
     const counted = !meta.has(key);
     if (counted) {
-      inFlight++;
-      maxInFlight = Math.max(maxInFlight, inFlight);
-      response.once('close', () => inFlight--);
+      inFlight.add(hit);
+      if (inFlight.size > maxInFlight.length) maxInFlight = [...inFlight].map((busy) => busy.path);
     }
+    response.once('close', () => {
+      hit.doneAt = performance.now();
+      inFlight.delete(hit);
+    });
     request.resume();
     const origin = `http://${host || `localhost:${port}`}`;
     const send = () => {
@@ -319,7 +327,8 @@ ${entries.map((path) => `<url><loc>${origin}${path.replace(/&/g, '&amp;')}</loc>
     fetchedPaths: () => log.map((hit) => hit.path),
     canaryHits: () => log.filter((hit) => hit.key === pageKey(CANARY)).length,
     privateHits: () => log.filter((hit) => hit.key === '/private' || hit.key.startsWith('/private/')).length,
-    maxInFlight: () => maxInFlight,
+    maxInFlight: () => maxInFlight.length,
+    busiest: () => [...maxInFlight],
     log,
     pagePaths,
     sitemapPaths,
