@@ -46,10 +46,20 @@ async function* jobPages(read: ReadJob, id: string, options: JobPagesOptions): A
     skip = skipOf(job.next) ?? skip + job.data.length;
     // More pages are ready now: no wait. (An answer with `next` always carries a page.)
     if (job.next !== null && job.data.length > 0) continue;
-    // The server reads the status before the pages: a final status means this answer held the last of them.
-    if (FINAL_JOB_STATUSES.includes(job.status)) return;
+    if (settled(job)) return;
     await sleep(intervalMs, signal);
   }
+}
+
+/**
+ * Whether no page can be delivered after this answer. The server reads the job before its pages,
+ * so a settled job's answer held the last of them. A job stopped for lack of credits still
+ * delivers the pages that held their credit before it stopped: it is settled once every page it
+ * counts (`total`: queued, being fetched or delivered) is delivered.
+ */
+function settled(job: JobView): boolean {
+  if (!FINAL_JOB_STATUSES.includes(job.status)) return false;
+  return job.status !== 'stopped_no_credits' || job.total <= job.completed;
 }
 
 /** The `skip` parameter of a `next` URL. */

@@ -4024,8 +4024,8 @@ export interface operations {
                      *       "total": 12,
                      *       "completed": 2,
                      *       "credits_used": 2,
-                     *       "created_at": "2026-11-26T10:00:00.000Z",
-                     *       "expires_at": "2026-12-03T10:00:00.000Z",
+                     *       "created_at": "2026-11-26T10:00:00.000000Z",
+                     *       "expires_at": "2026-12-03T10:00:00.000000Z",
                      *       "data": [
                      *         {
                      *           "url": "https://example.com/",
@@ -4358,8 +4358,8 @@ export interface operations {
                      *       "total": 12,
                      *       "completed": 2,
                      *       "credits_used": 2,
-                     *       "created_at": "2026-11-26T10:00:00.000Z",
-                     *       "expires_at": "2026-12-03T10:00:00.000Z",
+                     *       "created_at": "2026-11-26T10:00:00.000000Z",
+                     *       "expires_at": "2026-12-03T10:00:00.000000Z",
                      *       "data": [
                      *         {
                      *           "url": "https://example.com/",

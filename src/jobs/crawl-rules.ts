@@ -57,7 +57,8 @@ export function crawlRules(params: CrawlParams, robots: RobotsRules): CrawlRules
   };
   return {
     robots,
-    maxDepth: params.max_depth,
+    // `sitemap: only` crawls the sitemaps' pages and follows no link.
+    maxDepth: params.sitemap === 'only' ? 0 : params.max_depth,
     sameOrigin,
     inScope,
     admit(urls, depth) {

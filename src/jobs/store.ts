@@ -187,11 +187,12 @@ export class JobStore {
   }
 
   /**
-   * Delivers a page the worker fetched, if the job is still running and the page still this
-   * attempt's. False when it is not (cancelled meanwhile, or a later attempt took over).
+   * Delivers a page the worker fetched, if the job still takes pages and the page is still this
+   * attempt's. False when it is not (cancelled meanwhile, or a later attempt took over). A job
+   * that ran out of credits still takes the pages that held theirs before it stopped.
    */
   async deliver(tx: Queryable, jobId: string, key: string, attempt: number, page: { url: string; statusCode: number; content: string; links: string[] | null }): Promise<boolean> {
-    const [running] = await tx.query("SELECT 1 FROM jobs WHERE id = $1 AND status = 'running' FOR UPDATE", [jobId]);
+    const [running] = await tx.query("SELECT 1 FROM jobs WHERE id = $1 AND status IN ('running', 'stopped_no_credits') FOR UPDATE", [jobId]);
     if (!running) return false;
     const rows = await tx.query(
       `UPDATE job_pages SET state = 'done', seq = nextval('job_page_delivered'), final_url = $4, status_code = $5, content = $6, links = $7::jsonb
@@ -231,8 +232,18 @@ export class JobStore {
   }
 
   /** Puts a page back in the queue's hands (the process is stopping): the next attempt starts it over. */
-  async unclaim(jobId: string, key: string, attempt: number): Promise<void> {
-    await this.db.query(`UPDATE job_pages SET state = 'queued' WHERE job_id = $1 AND url_key = $2 AND attempt = $3 AND state = 'fetching'`, [jobId, key, attempt]);
+  async unclaim(jobId: string, key: string, attempt: number, q: Queryable = this.db): Promise<boolean> {
+    const rows = await q.query(
+      `UPDATE job_pages SET state = 'queued' WHERE job_id = $1 AND url_key = $2 AND attempt = $3 AND state = 'fetching' RETURNING url_key`,
+      [jobId, key, attempt],
+    );
+    return rows.length > 0;
+  }
+
+  /** Whether pages of the job other than `key` are being fetched. */
+  async othersFetching(jobId: string, key: string): Promise<boolean> {
+    const rows = await this.db.query("SELECT 1 FROM job_pages WHERE job_id = $1 AND state = 'fetching' AND url_key <> $2 LIMIT 1", [jobId, key]);
+    return rows.length > 0;
   }
 
   /** Records why the job's webhook could not be delivered (a private address...). */
@@ -246,17 +257,32 @@ export class JobStore {
   }
 
   /**
-   * Reserves the next slot at which `host` may be fetched, `delayMs` after the previous one (robots.txt
-   * crawl-delay, shared by every process); answers how long to wait for it.
+   * Takes `host` for one fetch when its crawl-delay has passed since the last fetch ended (robots.txt
+   * crawl-delay, shared by every process): answers 0 when taken, else the ms until it may be free.
+   * While taken, the host is leased for `leaseMs` (a fetch's longest time): a process that dies
+   * mid-fetch frees it when the lease runs out. `releaseHost` starts the delay when the fetch ends.
+   * One fetch at a time, each starting `delayMs` after the previous one ended: the site sees the
+   * delay between requests however late a request left this process.
    */
-  async paceHost(host: string, delayMs: number): Promise<number> {
-    const [row] = await this.db.query<{ wait_ms: number }>(
+  async claimHost(host: string, leaseMs: number): Promise<number> {
+    const [claimed] = await this.db.query<{ wait_ms: number }>(
       `INSERT INTO job_host_pace (host, next_at) VALUES ($1, clock_timestamp() + make_interval(secs => $2::float8 / 1000))
-       ON CONFLICT (host) DO UPDATE SET next_at = GREATEST(job_host_pace.next_at, clock_timestamp()) + make_interval(secs => $2::float8 / 1000)
-       RETURNING (EXTRACT(EPOCH FROM (next_at - clock_timestamp())) * 1000)::float8 - $2 AS wait_ms`,
-      [host, delayMs],
+       ON CONFLICT (host) DO UPDATE SET next_at = clock_timestamp() + make_interval(secs => $2::float8 / 1000)
+         WHERE job_host_pace.next_at <= clock_timestamp()
+       RETURNING 0::float8 AS wait_ms`,
+      [host, leaseMs],
     );
-    return Math.max(0, Number(row.wait_ms));
+    if (claimed) return 0;
+    const [row] = await this.db.query<{ wait_ms: number }>(
+      'SELECT GREATEST(1, EXTRACT(EPOCH FROM (next_at - clock_timestamp())) * 1000)::float8 AS wait_ms FROM job_host_pace WHERE host = $1',
+      [host],
+    );
+    return row ? Math.max(1, Number(row.wait_ms)) : 1;
+  }
+
+  /** The fetch that claimed `host` ended: the next may start `delayMs` from now. */
+  async releaseHost(host: string, delayMs: number): Promise<void> {
+    await this.db.query('UPDATE job_host_pace SET next_at = clock_timestamp() + make_interval(secs => $2::float8 / 1000) WHERE host = $1', [host, delayMs]);
   }
 
   /** Deletes jobs (with their pages and events) past their retention, and stale host slots. */

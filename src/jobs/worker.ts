@@ -42,8 +42,10 @@ const MAX_LINKS_PER_PAGE = 1_000;
 const MAX_CACHED_ROBOTS = 1_000;
 /** What an unreadable robots.txt means for now: nothing may be fetched. */
 const FORBID_ALL = 'User-agent: *\nDisallow: /\n';
-/** Longest wait for a host's crawl-delay slot; robots.txt delays are capped below it. */
-const MAX_PACE_WAIT_MS = 60_000;
+/** How long a fetch may hold a host with a crawl-delay before another process may take it (its deadline and more). */
+const HOST_LEASE_MS = 120_000;
+/** How often a page waiting for such a host looks again. */
+const HOST_POLL_MS = 100;
 
 export interface PageTask {
   jobId: string;
@@ -183,20 +185,24 @@ export class JobWorker {
         await this.#drop(job, key, 'skipped', 'disallowed by robots.txt', claim.attempt);
         return;
       }
-      if (robots && robots.crawlDelayMs > 0) {
-        const wait = await store.paceHost(new URL(claim.url).host, robots.crawlDelayMs);
-        await sleep(Math.min(wait, MAX_PACE_WAIT_MS), undefined, { signal });
-      }
       const unitPrice = price(await this.#deps.prices.current(), 'crawl_page');
       if (unitPrice > 0) {
         held = await ledger.hold({ requestId, userId: job.user_id, product: 'scraping', min: unitPrice, max: unitPrice });
         if (held === 0) {
-          await this.#outOfCredits(job, key, claim.attempt);
+          await this.#outOfCredits(job, key, claim.url, claim.attempt);
           return;
         }
       }
+      // The host is taken last, right before the fetch: a slow hold must not eat into the delay.
+      const paced = robots && robots.crawlDelayMs > 0 ? { host: new URL(claim.url).host, delayMs: robots.crawlDelayMs } : undefined;
+      if (paced) await this.#takeHost(paced.host, signal);
       const format = (job.params.format as OutputFormat | undefined) ?? 'markdown';
-      const outcome = await this.#deps.web().scrape({ url: claim.url, method: 'GET', browser: false, format, links: true }, this.#context(signal, jobId));
+      let outcome: WebOutcome;
+      try {
+        outcome = await this.#deps.web().scrape({ url: claim.url, method: 'GET', browser: false, format, links: true }, this.#context(signal, jobId));
+      } finally {
+        if (paced) await store.releaseHost(paced.host, paced.delayMs).catch(() => {});
+      }
       const page = outcome.kind === 'ok' ? outcome.page : undefined;
       const offSite = page && rules && !rules.inScope(page.url);
       if (!page || offSite) {
@@ -302,9 +308,20 @@ export class JobWorker {
     await this.#afterPage(job.id);
   }
 
-  /** The balance ran out: the job stops (pages already holding credits are still delivered). */
-  async #outOfCredits(job: JobRow, key: string, attempt: number): Promise<void> {
-    const { db, store } = this.#deps;
+  /**
+   * The balance cannot pay this page. While other pages of the job are being fetched, it waits
+   * for them (one that fails gives its credit back); once none is, the job stops, and pages that
+   * already held credits are still delivered.
+   */
+  async #outOfCredits(job: JobRow, key: string, url: string, attempt: number): Promise<void> {
+    const { db, store, queue } = this.#deps;
+    if (await store.othersFetching(job.id, key)) {
+      await db.transaction(async (tx) => {
+        if (!(await store.unclaim(job.id, key, attempt, tx))) return;
+        await queue.enqueue(tx, QUEUES.page, [{ data: { jobId: job.id, key } satisfies PageTask, group: hostOf(url), delaySeconds: 1 }]);
+      });
+      return;
+    }
     const ended = await db.transaction(async (tx) => {
       await store.drop(tx, job.id, key, 'skipped', 'not enough credits', attempt);
       const row = await store.finish(tx, job.id, 'stopped_no_credits', 'The balance ran out.');
@@ -350,6 +367,16 @@ export class JobWorker {
       this.#rules.set(job.id, rules);
     }
     return rules;
+  }
+
+  /** Waits until `host` may be fetched (its crawl-delay), and takes it. */
+  async #takeHost(host: string, signal: AbortSignal): Promise<void> {
+    for (;;) {
+      const wait = await this.#deps.store.claimHost(host, HOST_LEASE_MS);
+      if (wait === 0) return;
+      // While another fetch holds the host its end is unknown: look again now and then.
+      await sleep(Math.min(wait, HOST_POLL_MS), undefined, { signal });
+    }
   }
 
   /**

@@ -183,15 +183,17 @@ test('crawlPages follows a crawl to its end: all 5 pages, each once; the complet
   assert.deepEqual(event.data, { status: 'completed', completed: 5, credits_used: 5 });
 });
 
-test('crawlPages follows next at once, waits only while the job runs with nothing new, and stops at a final status', async () => {
+test('crawlPages follows next at once, waits while pages may still come, and stops once the job has settled', async () => {
   // The server's answers, one per poll: pages arrive across polls and across `next` links.
   const page = (n: number) => ({ url: `https://example.com/${n}`, status_code: 200, content: `page ${n}` });
   const answers = [
     { status: 'running', data: [page(0), page(1)], next: 2 },
     { status: 'running', data: [page(2)], next: null },
     { status: 'running', data: [], next: null },
-    { status: 'completed', data: [page(3), page(4)], next: 5 },
-    { status: 'completed', data: [], next: null },
+    // Out of credits, with one page that held its credit still being fetched: not over yet.
+    { status: 'stopped_no_credits', total: 5, completed: 4, data: [page(3)], next: null },
+    { status: 'stopped_no_credits', data: [page(4)], next: 5 },
+    { status: 'stopped_no_credits', data: [], next: null },
   ];
   const asked: Array<{ path: string; at: number }> = [];
   const fake = http.createServer((request, response) => {
@@ -208,10 +210,10 @@ test('crawlPages follows next at once, waits only while the job runs with nothin
     const pages: string[] = [];
     for await (const item of crawlPages(client, 'j1', { intervalMs: 150 })) pages.push(item.content);
     assert.deepEqual(pages, ['page 0', 'page 1', 'page 2', 'page 3', 'page 4']);
-    assert.deepEqual(asked.map((a) => a.path), ['/v1/crawl/j1?skip=0', '/v1/crawl/j1?skip=2', '/v1/crawl/j1?skip=3', '/v1/crawl/j1?skip=3', '/v1/crawl/j1?skip=5']);
+    assert.deepEqual(asked.map((a) => a.path), ['/v1/crawl/j1?skip=0', '/v1/crawl/j1?skip=2', '/v1/crawl/j1?skip=3', '/v1/crawl/j1?skip=3', '/v1/crawl/j1?skip=4', '/v1/crawl/j1?skip=5']);
     const gaps = asked.slice(1).map((a, i) => a.at - asked[i].at);
-    assert.ok(gaps[0] < 100 && gaps[3] < 100, `next is followed at once (${gaps})`);
-    assert.ok(gaps[1] >= 140 && gaps[2] >= 140, `a poll that brought nothing more waits intervalMs (${gaps})`);
+    assert.ok(gaps[0] < 100 && gaps[4] < 100, `next is followed at once (${gaps})`);
+    assert.ok(gaps[1] >= 140 && gaps[2] >= 140 && gaps[3] >= 140, `a poll that brought nothing more waits intervalMs (${gaps})`);
   } finally {
     fake.close();
   }

@@ -459,6 +459,8 @@ describe('webhooks', () => {
   interface Delivery {
     status: number;
     hit: SiteHit;
+    /** Arrival, `performance.now()` ms. */
+    at: number;
   }
 
   /** A receiver on loopback that answers `fail(id, attempt)` ? 500 : 200, and keeps every delivery. */
@@ -479,7 +481,7 @@ describe('webhooks', () => {
       const attempt = (attempts.get(id) ?? 0) + 1;
       attempts.set(id, attempt);
       const status = fail(id, attempt, id === firstId) ? 500 : 200;
-      deliveries.push({ status, hit });
+      deliveries.push({ status, hit, at: performance.now() });
       return { status, headers: { 'content-type': 'application/json' }, body: status === 200 ? '{"received":true}' : '{"error":"try again"}' };
     });
     return { url: `${hooks.url('localhost')}/hook`, deliveries, attempts, firstId: () => firstId };
@@ -487,7 +489,7 @@ describe('webhooks', () => {
 
   const events = (deliveries: Delivery[]) => deliveries.filter((d) => d.hit.path === '/hook').map((d) => ({ ...d, event: JSON.parse(d.hit.body) }));
 
-  test('every event arrives signed; failed deliveries are retried under the same id', { timeout: 240_000 }, async () => {
+  test('every event arrives signed; failed deliveries are retried under the same id', { timeout: 240_000 }, async (t) => {
     const crawlSite = await site({ pages: 30, crawlDelay: 0 });
     // The first event's first three attempts fail, and the first attempt of every other event.
     const hooks = await receiver((_id, attempt, first) => attempt <= (first ? 3 : 1));
@@ -519,6 +521,8 @@ describe('webhooks', () => {
     );
 
     const all = events(hooks.deliveries);
+    const t0 = all[0].at;
+    t.diagnostic(`deliveries: ${all.map((d) => `+${((d.at - t0) / 1000).toFixed(1)}s ${d.event.type} ${d.status}`).join(', ')}`);
     for (const { hit, event } of all) {
       assert.match(String(hit.headers['content-type']), /^application\/json/);
       const header = String(hit.headers['gleaner-signature'] ?? '');
