@@ -136,6 +136,7 @@ try {
   const seconds = (performance.now() - started) / 1000;
   await Promise.all(meInFlight);
   sampleMemory();
+  await site.flush();
 
   console.log(`\ncrawl ${job.status}: ${job.completed} pages in ${seconds.toFixed(1)} s = ${(job.completed / seconds).toFixed(1)} pages/s; ${job.credits_used} credits; ${site.log.length} requests reached the site`);
   console.log('server memory');

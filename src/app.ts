@@ -117,11 +117,14 @@ export async function startService(config: Config, options: StartOptions = {}): 
           // Stop accepting, let requests in flight finish; past the grace period abort them,
           // which releases their holds through the pipeline.
           const grace = setTimeout(() => server.inFlight.abortAll('The server is shutting down.'), config.shutdownGraceMs);
+          // The job workers stop taking tasks at the same moment, within the same grace period.
+          const jobsStopped = ready.jobs.stop(config.shutdownGraceMs);
           await server.close();
           // A client that hung up leaves no connection to wait for, but its handler may still be
           // settling: wait for every request to finish before the database closes.
           await server.inFlight.drained();
           clearTimeout(grace);
+          await jobsStopped;
           await ready.close();
           unlock();
         })();

@@ -22,8 +22,20 @@ const RESULTS_MAX_BYTES = 10 * 1024 * 1024;
 
 const list = () => custom('array', (value) => Array.isArray(value), (attr) => `The ${attr} must be an array.`, { describe: (s) => void (s.type = 'array') });
 
+const webhookShape = custom('webhook', () => true, '', {
+  describe: (schema) =>
+    Object.assign(schema, {
+      type: 'object',
+      required: ['url'],
+      properties: {
+        url: { type: 'string', format: 'uri', description: 'Where events are POSTed.' },
+        events: { type: 'array', items: { type: 'string', enum: [...JOB_EVENTS] }, description: 'Default: all of them.' },
+      },
+    }),
+});
+
 const webhookField = {
-  rules: [object()],
+  rules: [object(), webhookShape],
   description: "POSTed a signed event (docs/webhooks.md) at each of `events` (default: all of started, page, completed, failed). The URL must be public when each event is delivered.",
   example: { url: 'https://example.com/hooks/gleaner', events: ['completed'] },
 };

@@ -21,6 +21,8 @@ export const QUEUES = {
   start: 'gleaner-job-start',
   /** One page of a crawl or batch. */
   page: 'gleaner-job-page',
+  /** Pages whose every attempt died: failed there, so their job can complete. */
+  pageDead: 'gleaner-job-page-dead',
   /** One webhook delivery attempt (retried with back-off for 24 h). */
   webhook: 'gleaner-webhook',
   /** Hourly: deletes jobs, pages and events past their 7 days. */
@@ -82,7 +84,9 @@ export async function openJobQueue({ db, databaseUrl, settings, logger }: OpenOp
   await boss.start();
   const notify = Boolean(databaseUrl);
   await ensureQueue(boss, QUEUES.start, { retryLimit: 10, retryDelay: 5, retryBackoff: true, retryDelayMax: 300, expireInSeconds: 300, heartbeatSeconds: 10, notify });
+  await ensureQueue(boss, QUEUES.pageDead, { retryLimit: 5, retryDelay: 5, expireInSeconds: 120, deleteAfterSeconds: 86_400 });
   await ensureQueue(boss, QUEUES.page, {
+    deadLetter: QUEUES.pageDead,
     retryLimit: PAGE_RETRY_LIMIT,
     retryDelay: 2,
     retryBackoff: true,

@@ -50,6 +50,7 @@ export class JobService {
   readonly #worker: JobWorker;
   readonly #metrics: JobMetrics;
   readonly #db: Database;
+  #stopping: Promise<void> | undefined;
 
   private constructor(db: Database, queue: JobQueue, worker: JobWorker, store: JobStore, events: WebhookEventStore, metrics: JobMetrics) {
     this.#db = db;
@@ -125,12 +126,15 @@ export class JobService {
    * Stops taking tasks and waits up to `graceMs` for the pages in hand; past it, aborts them: each
    * goes back to the queue with its hold released, and the next process starts it over.
    */
-  async stop(graceMs: number): Promise<void> {
-    const abort = setTimeout(() => this.#worker.abortAll(), graceMs);
-    try {
-      await this.#queue.stop(graceMs + 2_000);
-    } finally {
-      clearTimeout(abort);
-    }
+  stop(graceMs: number): Promise<void> {
+    this.#stopping ??= (async () => {
+      const abort = setTimeout(() => this.#worker.abortAll(), graceMs);
+      try {
+        await this.#queue.stop(graceMs + 2_000);
+      } finally {
+        clearTimeout(abort);
+      }
+    })();
+    return this.#stopping;
   }
 }

@@ -87,7 +87,11 @@ export class JobStore {
 
   async get(id: string, userId?: number, q: Queryable = this.db): Promise<JobRow | undefined> {
     if (!isUuid(id)) return undefined;
-    const [row] = await q.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1 AND ($2::bigint IS NULL OR user_id = $2)`, [id, userId ?? null]);
+    // A user's job is gone once it expires, whether or not the hourly cleanup has deleted it yet.
+    const [row] = await q.query<JobRow>(
+      `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1 AND ($2::bigint IS NULL OR (user_id = $2 AND expires_at > clock_timestamp()))`,
+      [id, userId ?? null],
+    );
     return row;
   }
 
@@ -204,14 +208,15 @@ export class JobStore {
     return true;
   }
 
-  /** Adds what a delivered page was charged to its job. */
-  async charged(jobId: string, key: string, credits: number): Promise<void> {
-    if (credits <= 0) return;
-    await this.db.query(
+  /** Adds what a delivered page was charged to its job; answers the job when it has already ended. */
+  async charged(jobId: string, key: string, credits: number): Promise<JobRow | undefined> {
+    if (credits <= 0) return undefined;
+    const [row] = await this.db.query<JobRow>(
       `WITH p AS (UPDATE job_pages SET charged = charged + $3 WHERE job_id = $1 AND url_key = $2 RETURNING job_id)
-       UPDATE jobs SET credits_used = credits_used + $3 WHERE id = $1`,
+       UPDATE jobs SET credits_used = credits_used + $3 WHERE id = $1 RETURNING ${JOB_COLUMNS}`,
       [jobId, key, credits],
     );
+    return row && row.status !== 'running' && row.status !== 'queued' ? row : undefined;
   }
 
   /**
@@ -240,9 +245,9 @@ export class JobStore {
     return rows.length > 0;
   }
 
-  /** Whether pages of the job other than `key` are being fetched. */
-  async othersFetching(jobId: string, key: string): Promise<boolean> {
-    const rows = await this.db.query("SELECT 1 FROM job_pages WHERE job_id = $1 AND state = 'fetching' AND url_key <> $2 LIMIT 1", [jobId, key]);
+  /** Whether credits are held under this prefix of request ids (a job's pages in flight). */
+  async pagesHolding(requestPrefix: string): Promise<boolean> {
+    const rows = await this.db.query("SELECT 1 FROM credit_holds WHERE starts_with(request_id, $1) LIMIT 1", [requestPrefix]);
     return rows.length > 0;
   }
 

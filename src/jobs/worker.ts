@@ -89,6 +89,12 @@ export class JobWorker {
     if (settings.concurrency === 0) return;
     await queue.work<{ jobId: string }>(QUEUES.start, { localConcurrency: 1 }, (task) => this.startJob(task));
     await queue.work<PageTask>(QUEUES.page, { localConcurrency: settings.concurrency, groupConcurrency: settings.hostConcurrency }, (task) => this.runPage(task));
+    // A page whose every attempt died (its worker stopped heart-beating) lands here: it is failed,
+    // so that its job can still complete.
+    await queue.work<PageTask>(QUEUES.pageDead, { localConcurrency: 1 }, async (task) => {
+      const job = await this.#deps.store.get(task.data.jobId);
+      if (job) await this.#drop(job, task.data.key, 'failed', `no answer after ${PAGE_RETRY_LIMIT + 1} attempts`);
+    });
     // Deliveries have their own workers: a slow or failing receiver never holds up a crawl.
     await queue.work<{ eventId: string }>(QUEUES.webhook, { localConcurrency: 2 }, (task) => this.deliver(task));
     await queue.work(QUEUES.cleanup, {}, async () => {
@@ -136,7 +142,8 @@ export class JobWorker {
       this.#rules.set(job.id, rules);
       robots = { text: read.value, crawlDelayMs: rules.robots.crawlDelayMs };
       found = params.sitemap === 'only' ? [] : rules.start();
-      if (params.sitemap !== 'skip') {
+      // Sitemap URLs count as one hop from the start page: `max_depth: 0` is the start page alone.
+      if (params.sitemap === 'only' || (params.sitemap !== 'skip' && params.max_depth >= 1)) {
         const sitemaps = await discoverSitemapUrls(this.#deps.site(), { startUrl: params.url, robotsSitemaps: rules.robots.sitemaps, ...SITEMAP_LIMITS }, context);
         found.push(...rules.admit(sitemaps.urls, params.sitemap === 'only' ? 0 : 1));
       }
@@ -234,7 +241,9 @@ export class JobWorker {
       }
       const charged = held ? await ledger.settle(requestId, held) : 0;
       held = 0;
-      await store.charged(jobId, key, charged);
+      const ended = await store.charged(jobId, key, charged);
+      // A page that held its credit before the job ran out settles after it ended: its request's history follows.
+      if (ended) await store.settleHistory(ended);
       metrics.page('delivered');
       await this.#afterPage(jobId);
     } catch (error) {
@@ -302,7 +311,7 @@ export class JobWorker {
     if (done) await this.#settled(done);
   }
 
-  async #drop(job: JobRow, key: string, state: 'failed' | 'skipped', reason: string, attempt: number): Promise<void> {
+  async #drop(job: JobRow, key: string, state: 'failed' | 'skipped', reason: string, attempt?: number): Promise<void> {
     await this.#deps.db.transaction((tx) => this.#deps.store.drop(tx, job.id, key, state, reason, attempt));
     this.#deps.metrics.page(state);
     await this.#afterPage(job.id);
@@ -315,7 +324,7 @@ export class JobWorker {
    */
   async #outOfCredits(job: JobRow, key: string, url: string, attempt: number): Promise<void> {
     const { db, store, queue } = this.#deps;
-    if (await store.othersFetching(job.id, key)) {
+    if (await store.pagesHolding(jobRequestPrefix(job.id))) {
       await db.transaction(async (tx) => {
         if (!(await store.unclaim(job.id, key, attempt, tx))) return;
         await queue.enqueue(tx, QUEUES.page, [{ data: { jobId: job.id, key } satisfies PageTask, group: hostOf(url), delaySeconds: 1 }]);
@@ -420,9 +429,14 @@ export class JobWorker {
 /** The user agent robots.txt rules are read for. */
 export const ROBOTS_AGENT = 'gleaner';
 
+/** What the hold request ids of a job's pages start with. */
+export function jobRequestPrefix(jobId: string): string {
+  return `job:${jobId}:`;
+}
+
 /** The hold's request id of a page: the job and the page's canonical URL, hashed to a fixed length. */
 export function pageRequestId(jobId: string, key: string): string {
-  return `job:${jobId}:${createHash('sha256').update(key).digest('hex').slice(0, 24)}`;
+  return `${jobRequestPrefix(jobId)}${createHash('sha256').update(key).digest('hex').slice(0, 24)}`;
 }
 
 function completion(job: JobRow): Record<string, unknown> {

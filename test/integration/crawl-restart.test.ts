@@ -43,6 +43,7 @@ test('SIGKILL in the middle of a 200-page crawl: a restarted server completes it
     await waitForJob(first.url, 'crawl', id, user.token, 120_000, (job) => job.completed >= 40);
     first.child.kill('SIGKILL');
     await once(first.child, 'exit');
+    await site.flush();
     const hitsAtKill = site.log.length;
 
     const second = await spawnServer(env, { startTimeoutMs: 120_000 });
@@ -54,6 +55,7 @@ test('SIGKILL in the middle of a 200-page crawl: a restarted server completes it
     assert.equal(job.status, 'completed');
     assert.equal(job.completed, 200);
     assert.equal(job.credits_used, 200, 'each page billed once');
+    await site.flush();
     assert.ok(site.log.length > hitsAtKill, 'the restarted server went on fetching');
 
     const { data } = await readAllResults(second.url, 'crawl', id, user.token);

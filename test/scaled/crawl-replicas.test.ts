@@ -92,6 +92,7 @@ describe('two server processes share one crawl', { skip }, () => {
     assert.ok(keys.every((key) => site.pagePaths.includes(key)));
 
     // The site's side: the two processes never fetched the same page, robots.txt or sitemap twice.
+    await site.flush();
     const counts = new Map<string, number>();
     for (const hit of site.log) counts.set(hit.key, (counts.get(hit.key) ?? 0) + 1);
     const once = new Set([...site.pagePaths, ...site.metaPaths]);

@@ -35,11 +35,13 @@
  * there for the rule to refuse, and the canary counts a crawler that resolves them against the site.
  *
  * Listens on 127.0.0.1 and, when the machine has it, on ::1 at the same port, so `localhost`
- * reaches it whichever address it resolves to first.
+ * reaches it whichever address it resolves to first. It runs on a worker thread of its own (see
+ * `startCrawlSite`): call `flush()` before reading what it saw.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { gzipSync } from 'node:zlib';
 
 export interface CrawlSiteOptions {
@@ -88,6 +90,8 @@ export interface CrawlSite {
   busiest(): string[];
   /** Every request, in order of arrival. */
   log: readonly CrawlHit[];
+  /** Resolves once every request that reached the site so far is in `log` and the counts. */
+  flush(): Promise<void>;
   /** Keys of every page a crawl can deliver: `/`, `/about`, `/p/1`…`/p/<pages>`. */
   pagePaths: readonly string[];
   /** Keys of the pages the sitemaps list (the /private/ one left out). */
@@ -147,23 +151,126 @@ ${body}
 </body></html>`;
 }
 
+interface SiteConfig {
+  pages: number;
+  latencyMs: number;
+  crawlDelay: number;
+}
+
+/** What the site's thread tells the test's thread. Times are absolute (`timeOrigin + now()`). */
+type SiteMessage =
+  | { type: 'listening'; port: number }
+  | { type: 'hit'; index: number; at: number; method: string; host: string; path: string; key: string; userAgent: string }
+  | { type: 'done'; index: number; at: number }
+  | { type: 'busiest'; paths: string[] }
+  | { type: 'flushed'; id: number }
+  | { type: 'closed' };
+
+type SiteCommand = { type: 'flush'; id: number } | { type: 'close' };
+
+/**
+ * Starts the site on a worker thread of its own: the arrival times it records are then not
+ * delayed by whatever occupies this thread's event loop (an in-process service and its embedded
+ * database), so the gaps between two requests are the gaps on the wire. The log, counts and
+ * in-flight figures are mirrored here as the thread reports them; `flush()` waits until every
+ * request that reached the site so far is in them.
+ */
 export async function startCrawlSite(options: CrawlSiteOptions = {}): Promise<CrawlSite> {
-  const pages = options.pages ?? 300;
-  const latencyMs = options.latencyMs ?? 0;
-  const crawlDelay = options.crawlDelay ?? 0.05;
-  if (!Number.isSafeInteger(pages) || pages < 1) throw new RangeError(`pages must be a positive integer (got ${pages})`);
+  const config: SiteConfig = { pages: options.pages ?? 300, latencyMs: options.latencyMs ?? 0, crawlDelay: options.crawlDelay ?? 0.05 };
+  if (!Number.isSafeInteger(config.pages) || config.pages < 1) throw new RangeError(`pages must be a positive integer (got ${config.pages})`);
+  const { pages, crawlDelay } = config;
 
   const log: CrawlHit[] = [];
-  let port = 0;
-  const inFlight = new Set<CrawlHit>();
-  let maxInFlight: string[] = [];
-  let big: Buffer | undefined;
-  const gzipped = new Map<string, Buffer>();
+  let busiest: string[] = [];
+  const flushes = new Map<number, () => void>();
+  let nextFlush = 0;
+  let closed: (() => void) | undefined;
+  const toLocal = (absolute: number) => absolute - performance.timeOrigin;
+
+  const worker = new Worker(new URL(import.meta.url), { workerData: { crawlSite: config } });
+  const port = await new Promise<number>((resolve, reject) => {
+    worker.once('error', reject);
+    worker.on('message', (message: SiteMessage) => {
+      switch (message.type) {
+        case 'listening':
+          resolve(message.port);
+          break;
+        case 'hit':
+          log[message.index] = { at: toLocal(message.at), method: message.method, host: message.host, path: message.path, key: message.key, userAgent: message.userAgent };
+          break;
+        case 'done':
+          if (log[message.index]) log[message.index].doneAt = toLocal(message.at);
+          break;
+        case 'busiest':
+          busiest = message.paths;
+          break;
+        case 'flushed':
+          flushes.get(message.id)?.();
+          flushes.delete(message.id);
+          break;
+        case 'closed':
+          closed?.();
+          break;
+      }
+    });
+  });
+  worker.on('error', (error) => {
+    // The site's thread died: tests reading it would see a frozen log, so say it loudly.
+    console.error('the crawl test site stopped:', error);
+  });
+  const command = (message: SiteCommand) => worker.postMessage(message);
 
   const pagePaths = ['/', '/about', ...Array.from({ length: pages }, (_, i) => `/p/${i + 1}`)];
   const sitemapPaths = ['/', ...Array.from({ length: pages }, (_, i) => i + 1).filter(inSitemap).map((k) => `/p/${k}`)];
   const metaPaths = ['/robots.txt', SITEMAP_INDEX, SITEMAP_PLAIN, SITEMAP_GZIP, '/sitemap.xml'];
-  const meta = new Set(metaPaths);
+  const arrived = () => log.filter((hit): hit is CrawlHit => hit !== undefined);
+
+  return {
+    url: `http://localhost:${port}`,
+    port,
+    pages,
+    crawlDelay,
+    hits: (path) => {
+      const key = pageKey(path);
+      return arrived().filter((hit) => hit.key === key).length;
+    },
+    fetchedPaths: () => arrived().map((hit) => hit.path),
+    canaryHits: () => arrived().filter((hit) => hit.key === pageKey(CANARY)).length,
+    privateHits: () => arrived().filter((hit) => hit.key === '/private' || hit.key.startsWith('/private/')).length,
+    maxInFlight: () => busiest.length,
+    busiest: () => [...busiest],
+    log,
+    pagePaths,
+    sitemapPaths,
+    metaPaths,
+    codeWord: codeWordOf,
+    flush: () =>
+      new Promise<void>((resolve) => {
+        const id = nextFlush++;
+        flushes.set(id, resolve);
+        command({ type: 'flush', id });
+      }),
+    close: async () => {
+      await new Promise<void>((resolve) => {
+        closed = resolve;
+        command({ type: 'close' });
+      });
+      await worker.terminate();
+    },
+  };
+}
+
+/** The site itself, on its worker thread: answers requests and reports each to the test's thread. */
+async function serveSite(config: SiteConfig, report: (message: SiteMessage) => void, commands: { on(event: 'message', listener: (command: SiteCommand) => void): unknown }): Promise<void> {
+  const { pages, latencyMs, crawlDelay } = config;
+  const now = () => performance.timeOrigin + performance.now();
+  let port = 0;
+  let count = 0;
+  const inFlight = new Set<{ path: string }>();
+  let most = 0;
+  let big: Buffer | undefined;
+  const gzipped = new Map<string, Buffer>();
+  const meta = new Set(['/robots.txt', SITEMAP_INDEX, SITEMAP_PLAIN, SITEMAP_GZIP, '/sitemap.xml']);
 
   const homePage = (origin: string) => {
     const links = childrenOf(0, pages).map((c, i) => {
@@ -274,20 +381,23 @@ ${entries.map((path) => `<url><loc>${origin}${path.replace(/&/g, '&amp;')}</loc>
   };
 
   const handler: http.RequestListener = (request, response) => {
-    const at = performance.now();
+    const at = now();
+    const index = count++;
     const path = request.url ?? '/';
     const host = request.headers.host ?? '';
     const key = pageKey(path);
-    const hit: CrawlHit = { at, method: request.method ?? 'GET', host, path, key, userAgent: String(request.headers['user-agent'] ?? '') };
-    log.push(hit);
-    const counted = !meta.has(key);
-    if (counted) {
-      inFlight.add(hit);
-      if (inFlight.size > maxInFlight.length) maxInFlight = [...inFlight].map((busy) => busy.path);
+    report({ type: 'hit', index, at, method: request.method ?? 'GET', host, path, key, userAgent: String(request.headers['user-agent'] ?? '') });
+    const busy = { path };
+    if (!meta.has(key)) {
+      inFlight.add(busy);
+      if (inFlight.size > most) {
+        most = inFlight.size;
+        report({ type: 'busiest', paths: [...inFlight].map((entry) => entry.path) });
+      }
     }
     response.once('close', () => {
-      hit.doneAt = performance.now();
-      inFlight.delete(hit);
+      inFlight.delete(busy);
+      report({ type: 'done', index, at: now() });
     });
     request.resume();
     const origin = `http://${host || `localhost:${port}`}`;
@@ -314,28 +424,11 @@ ${entries.map((path) => `<url><loc>${origin}${path.replace(/&/g, '&amp;')}</loc>
     v6.listen(port, '::1', () => resolve(true));
   });
   const servers = v6Listening ? [v4, v6] : [v4];
-
-  return {
-    url: `http://localhost:${port}`,
-    port,
-    pages,
-    crawlDelay,
-    hits: (path) => {
-      const key = pageKey(path);
-      return log.filter((hit) => hit.key === key).length;
-    },
-    fetchedPaths: () => log.map((hit) => hit.path),
-    canaryHits: () => log.filter((hit) => hit.key === pageKey(CANARY)).length,
-    privateHits: () => log.filter((hit) => hit.key === '/private' || hit.key.startsWith('/private/')).length,
-    maxInFlight: () => maxInFlight.length,
-    busiest: () => [...maxInFlight],
-    log,
-    pagePaths,
-    sitemapPaths,
-    metaPaths,
-    codeWord: codeWordOf,
-    close: () =>
-      Promise.all(
+  commands.on('message', (command) => {
+    if (command.type === 'flush') {
+      report({ type: 'flushed', id: command.id });
+    } else {
+      void Promise.all(
         servers.map(
           (server) =>
             new Promise<void>((resolve) => {
@@ -343,8 +436,15 @@ ${entries.map((path) => `<url><loc>${origin}${path.replace(/&/g, '&amp;')}</loc>
               server.close(() => resolve());
             }),
         ),
-      ).then(() => undefined),
-  };
+      ).then(() => report({ type: 'closed' }));
+    }
+  });
+  report({ type: 'listening', port });
+}
+
+if (!isMainThread && (workerData as { crawlSite?: SiteConfig } | null)?.crawlSite && parentPort) {
+  const channel = parentPort;
+  await serveSite((workerData as { crawlSite: SiteConfig }).crawlSite, (message) => channel.postMessage(message), channel);
 }
 
 // ---- Reading a job back over the HTTP API (crawl and batch tests) ------------------------------

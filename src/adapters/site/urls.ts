@@ -3,6 +3,7 @@
  * as the same site, and the users' path filters (include/exclude regular expressions).
  */
 import { getDomain } from 'tldts';
+import safeRegex from 'safe-regex2';
 
 /** Query parameters that only track the visitor: the same page with or without them. */
 const TRACKING_PARAMETERS = new Set(['gclid', 'dclid', 'fbclid', 'msclkid', 'yclid', 'igshid', 'mc_cid', 'mc_eid', '_ga', '_gl', 'ref_src']);
@@ -153,12 +154,19 @@ export function compilePathPatterns(patterns: unknown): PathPatterns | PathPatte
     if (pattern.length > MAX_PATH_PATTERN_LENGTH) {
       return refused(index, (attribute) => `The ${attribute}.${index} must not be greater than ${MAX_PATH_PATTERN_LENGTH} characters.`);
     }
+    let regex: RegExp;
     try {
-      compiled.push(new RegExp(pattern));
+      regex = new RegExp(pattern);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       return refused(index, (attribute) => `The ${attribute}.${index} must be a valid regular expression (${reason}).`);
     }
+    // Patterns run on the server against every URL found: one whose matching can take exponential
+    // time (`(a+)+$`, nested repetition) would stall it, so it is refused before the crawl starts.
+    if (!safeRegex(regex)) {
+      return refused(index, (attribute) => `The ${attribute}.${index} must not nest repetitions (such as (a+)+): it could take exponential time to match.`);
+    }
+    compiled.push(regex);
   }
   return accepted(compiled);
 }
