@@ -3923,7 +3923,15 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    webhook?: Record<string, never>;
+                    webhook?: {
+                        /** @description Default: all of them. */
+                        events?: ("started" | "page" | "completed" | "failed")[];
+                        /**
+                         * Format: uri
+                         * @description Where events are POSTed.
+                         */
+                        url: string;
+                    };
                 };
             };
         };
@@ -4257,7 +4265,15 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    webhook?: Record<string, never>;
+                    webhook?: {
+                        /** @description Default: all of them. */
+                        events?: ("started" | "page" | "completed" | "failed")[];
+                        /**
+                         * Format: uri
+                         * @description Where events are POSTed.
+                         */
+                        url: string;
+                    };
                 };
             };
         };
