@@ -131,7 +131,9 @@ export async function openJobQueue({ db, databaseUrl, settings, logger }: OpenOp
       const { localConcurrency = 1, ...rest } = options;
       for (let i = 0; i < localConcurrency; i++) {
         let id = '';
-        id = await boss.work(queue, { pollingIntervalSeconds: settings.pollSeconds, ...rest, localConcurrency: 1 }, async (jobs: Job<object>[]) => {
+        // NOTIFY wakes workers for new tasks only; a retry coming due wakes nobody, so the poll stays short.
+        const polling = { pollingIntervalSeconds: settings.pollSeconds, notifyPollingIntervalSeconds: Math.max(settings.pollSeconds, 1) };
+        id = await boss.work(queue, { ...polling, ...rest, localConcurrency: 1 }, async (jobs: Job<object>[]) => {
           try {
             for (const job of jobs) await handler(job as Job<never>);
           } finally {

@@ -191,12 +191,12 @@ export class JobStore {
   }
 
   /**
-   * Delivers a page the worker fetched, if the job still takes pages and the page is still this
+   * Delivers a page the worker fetched, if the job is still running and the page is still this
    * attempt's. False when it is not (cancelled meanwhile, or a later attempt took over). A job
-   * that ran out of credits still takes the pages that held theirs before it stopped.
+   * that ended takes no more pages, so its counts are final with its status.
    */
   async deliver(tx: Queryable, jobId: string, key: string, attempt: number, page: { url: string; statusCode: number; content: string; links: string[] | null }): Promise<boolean> {
-    const [running] = await tx.query("SELECT 1 FROM jobs WHERE id = $1 AND status IN ('running', 'stopped_no_credits') FOR UPDATE", [jobId]);
+    const [running] = await tx.query("SELECT 1 FROM jobs WHERE id = $1 AND status = 'running' FOR UPDATE", [jobId]);
     if (!running) return false;
     const rows = await tx.query(
       `UPDATE job_pages SET state = 'done', seq = nextval('job_page_delivered'), final_url = $4, status_code = $5, content = $6, links = $7::jsonb
@@ -262,39 +262,43 @@ export class JobStore {
   }
 
   /**
-   * Takes `host` for one fetch when its crawl-delay has passed since the last fetch ended (robots.txt
-   * crawl-delay, shared by every process): answers 0 when taken, else the ms until it may be free.
-   * While taken, the host is leased for `leaseMs` (a fetch's longest time): a process that dies
-   * mid-fetch frees it when the lease runs out. `releaseHost` starts the delay when the fetch ends.
-   * One fetch at a time, each starting `delayMs` after the previous one ended: the site sees the
-   * delay between requests however late a request left this process.
+   * Takes one of `host`'s `slots` for a fetch: answers the slot, or 0 when all are taken (or
+   * resting for the crawl-delay). The slot is leased for `leaseMs`, a fetch's longest time, so a
+   * process that dies mid-fetch frees it when the lease ends. SKIP LOCKED: two processes asking at
+   * once never take the same slot.
    */
-  async claimHost(host: string, leaseMs: number): Promise<number> {
-    const [claimed] = await this.db.query<{ wait_ms: number }>(
-      `INSERT INTO job_host_pace (host, next_at) VALUES ($1, clock_timestamp() + make_interval(secs => $2::float8 / 1000))
-       ON CONFLICT (host) DO UPDATE SET next_at = clock_timestamp() + make_interval(secs => $2::float8 / 1000)
-         WHERE job_host_pace.next_at <= clock_timestamp()
-       RETURNING 0::float8 AS wait_ms`,
-      [host, leaseMs],
+  async claimHostSlot(host: string, slots: number, leaseMs: number): Promise<number> {
+    await this.db.query(
+      `INSERT INTO job_host_slots (host, slot, free_at) SELECT $1, g, '-infinity' FROM generate_series(1, $2::int) AS g ON CONFLICT DO NOTHING`,
+      [host, slots],
     );
-    if (claimed) return 0;
-    const [row] = await this.db.query<{ wait_ms: number }>(
-      'SELECT GREATEST(1, EXTRACT(EPOCH FROM (next_at - clock_timestamp())) * 1000)::float8 AS wait_ms FROM job_host_pace WHERE host = $1',
-      [host],
+    const [row] = await this.db.query<{ slot: number }>(
+      `UPDATE job_host_slots SET free_at = clock_timestamp() + make_interval(secs => $3::float8 / 1000)
+        WHERE (host, slot) = (SELECT host, slot FROM job_host_slots WHERE host = $1 AND slot <= $2 AND free_at <= clock_timestamp()
+                               ORDER BY slot LIMIT 1 FOR UPDATE SKIP LOCKED)
+        RETURNING slot`,
+      [host, slots, leaseMs],
     );
-    return row ? Math.max(1, Number(row.wait_ms)) : 1;
+    return row ? Number(row.slot) : 0;
   }
 
-  /** The fetch that claimed `host` ended: the next may start `delayMs` from now. */
-  async releaseHost(host: string, delayMs: number): Promise<void> {
-    await this.db.query('UPDATE job_host_pace SET next_at = clock_timestamp() + make_interval(secs => $2::float8 / 1000) WHERE host = $1', [host, delayMs]);
+  /**
+   * The fetch on `slot` ended: the slot is free again after `delayMs` (the host's crawl-delay), so
+   * the site sees that delay between one request's end and the next one's start, however late a
+   * request left this process.
+   */
+  async releaseHostSlot(host: string, slot: number, delayMs: number): Promise<void> {
+    await this.db.query(
+      'UPDATE job_host_slots SET free_at = clock_timestamp() + make_interval(secs => $3::float8 / 1000) WHERE host = $1 AND slot = $2',
+      [host, slot, delayMs],
+    );
   }
 
   /** Deletes jobs (with their pages and events) past their retention, and stale host slots. */
   async deleteExpired(): Promise<number> {
     const rows = await this.db.query('DELETE FROM jobs WHERE expires_at < clock_timestamp() RETURNING id');
     await this.db.query("DELETE FROM webhook_events WHERE expires_at < clock_timestamp()");
-    await this.db.query("DELETE FROM job_host_pace WHERE next_at < clock_timestamp() - interval '1 day'");
+    await this.db.query("DELETE FROM job_host_slots WHERE free_at < clock_timestamp() - interval '1 day'");
     return rows.length;
   }
 

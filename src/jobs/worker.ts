@@ -42,9 +42,9 @@ const MAX_LINKS_PER_PAGE = 1_000;
 const MAX_CACHED_ROBOTS = 1_000;
 /** What an unreadable robots.txt means for now: nothing may be fetched. */
 const FORBID_ALL = 'User-agent: *\nDisallow: /\n';
-/** How long a fetch may hold a host with a crawl-delay before another process may take it (its deadline and more). */
+/** How long a fetch may hold a host's slot before another process may take it (past any fetch's deadline). */
 const HOST_LEASE_MS = 120_000;
-/** How often a page waiting for such a host looks again. */
+/** How often a page waiting for a host's slot looks again. */
 const HOST_POLL_MS = 100;
 
 export interface PageTask {
@@ -200,15 +200,16 @@ export class JobWorker {
           return;
         }
       }
-      // The host is taken last, right before the fetch: a slow hold must not eat into the delay.
-      const paced = robots && robots.crawlDelayMs > 0 ? { host: new URL(claim.url).host, delayMs: robots.crawlDelayMs } : undefined;
-      if (paced) await this.#takeHost(paced.host, signal);
+      // The host's slot is taken last, right before the fetch: a slow hold must not eat into a crawl-delay.
+      const host = new URL(claim.url).host;
+      const delayMs = robots?.crawlDelayMs ?? 0;
+      const slot = await this.#takeHost(host, delayMs > 0 ? 1 : this.#deps.settings.hostConcurrency, signal);
       const format = (job.params.format as OutputFormat | undefined) ?? 'markdown';
       let outcome: WebOutcome;
       try {
         outcome = await this.#deps.web().scrape({ url: claim.url, method: 'GET', browser: false, format, links: true }, this.#context(signal, jobId));
       } finally {
-        if (paced) await store.releaseHost(paced.host, paced.delayMs).catch(() => {});
+        await store.releaseHostSlot(host, slot, delayMs).catch(() => {});
       }
       const page = outcome.kind === 'ok' ? outcome.page : undefined;
       const offSite = page && rules && !rules.inScope(page.url);
@@ -378,13 +379,17 @@ export class JobWorker {
     return rules;
   }
 
-  /** Waits until `host` may be fetched (its crawl-delay), and takes it. */
-  async #takeHost(host: string, signal: AbortSignal): Promise<void> {
+  /**
+   * Waits for a free fetch slot of `host` (at most `slots` fetches at once, across processes; the
+   * crawl-delay after each) and takes it. The queue's own per-host limit keeps most pages from
+   * waiting here at all; this is the guarantee.
+   */
+  async #takeHost(host: string, slots: number, signal: AbortSignal): Promise<number> {
     for (;;) {
-      const wait = await this.#deps.store.claimHost(host, HOST_LEASE_MS);
-      if (wait === 0) return;
-      // While another fetch holds the host its end is unknown: look again now and then.
-      await sleep(Math.min(wait, HOST_POLL_MS), undefined, { signal });
+      const slot = await this.#deps.store.claimHostSlot(host, slots, HOST_LEASE_MS);
+      if (slot > 0) return slot;
+      // When a taken slot frees up is not known here: look again shortly.
+      await sleep(HOST_POLL_MS, undefined, { signal });
     }
   }
 

@@ -148,9 +148,8 @@ test('crawlPages follows a crawl to its end: all 5 pages, each once; the complet
   const user = await service.user({ scraping: 20 });
   const client = createGleanerClient({ baseUrl: service.url, token: user.token });
   const { secret } = await client.getWebhookSecret();
-  // The OpenAPI document gives `webhook` no properties, so its generated type admits none: cast.
-  const webhook = { url: `${receiver.url()}/hook`, events: ['completed'] } as unknown as Record<string, never>;
-  const created = await client.crawl({ url: site.url() + '/', limit: 10, webhook });
+  // Typed from the OpenAPI document: a webhook without its url would not compile.
+  const created = await client.crawl({ url: site.url() + '/', limit: 10, webhook: { url: `${receiver.url()}/hook`, events: ['completed'] } });
   assert.equal(created.status, 'queued');
 
   const pages: JobPage[] = [];

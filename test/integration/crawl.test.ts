@@ -91,7 +91,7 @@ async function started(kind: JobKind, token: string, body: unknown): Promise<str
 /** Waits for a final status; then every site's log has every request that reached it. */
 async function finished(kind: JobKind, id: string, token: string, timeoutMs = 240_000) {
   const job = await waitForJob(service.url, kind, id, token, timeoutMs);
-  await Promise.all(sites.map((started) => started.flush()));
+  await Promise.all(sites.map((each) => each.flush()));
   return job;
 }
 
@@ -315,11 +315,21 @@ describe('a crawl', () => {
     assert.equal(new Set(resultKeys(crawlSite, data)).size, data.length);
     await assertNoHoldLeft(user.id);
     await assertCleanAudit(user.id);
-    // Each page took 100 ms to answer: the site saw how many the service had in flight at once.
+  });
+
+  test('no Crawl-delay: at most JOB_HOST_CONCURRENCY (default 2) pages in flight on the host', { timeout: 240_000 }, async () => {
+    // Each answer takes 100 ms, so the site sees how many the service has in flight at once.
+    const crawlSite = await site({ pages: 60, latencyMs: 100, crawlDelay: 0 });
+    const user = await service.user({ scraping: 100 });
+    const id = await started('crawl', user.token, { url: crawlSite.url, limit: 40, format: 'raw' });
+    const job = await finished('crawl', id, user.token);
+    assert.equal(job.status, 'completed');
+    assert.equal(job.completed, 40);
     assert.ok(
       crawlSite.maxInFlight() <= 2,
-      `at most JOB_HOST_CONCURRENCY (default 2) pages in flight on one host; saw ${crawlSite.maxInFlight()}: ${crawlSite.busiest().join(' ')}`,
+      `at most 2 pages in flight on one host; saw ${crawlSite.maxInFlight()}: ${crawlSite.busiest().join(' ')}`,
     );
+    assert.ok(crawlSite.maxInFlight() >= 1);
   });
 });
 

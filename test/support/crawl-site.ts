@@ -54,9 +54,9 @@ export interface CrawlSiteOptions {
 }
 
 export interface CrawlHit {
-  /** Arrival, `performance.now()` milliseconds of this process. */
+  /** Arrival, timed on the site's thread, as `performance.now()` milliseconds of the thread that started the site. */
   at: number;
-  /** When the answer was sent or the connection closed (same clock); undefined until then. */
+  /** When the answer was sent or the connection closed (same clock); undefined until reported. */
   doneAt?: number;
   method: string;
   /** The Host header as sent. */

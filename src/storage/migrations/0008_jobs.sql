@@ -62,10 +62,15 @@ CREATE INDEX job_pages_waiting ON job_pages (job_id, depth, found) WHERE state =
 CREATE INDEX job_pages_active ON job_pages (job_id) WHERE state IN ('queued', 'fetching');
 CREATE INDEX job_pages_delivered ON job_pages (job_id, seq) WHERE seq IS NOT NULL;
 
--- When each target host may next be fetched, shared by every process: robots.txt crawl-delay.
-CREATE TABLE job_host_pace (
-  host    TEXT PRIMARY KEY,
-  next_at TIMESTAMPTZ NOT NULL
+-- The fetch slots of each target host, shared by every process: at most JOB_HOST_CONCURRENCY
+-- fetches of a host at once (one when its robots.txt asks for a crawl-delay). A slot is leased for
+-- the length of a fetch (a process that dies frees it when the lease ends); when the fetch ends,
+-- the slot is free again after the host's crawl-delay.
+CREATE TABLE job_host_slots (
+  host        TEXT NOT NULL,
+  slot        INTEGER NOT NULL,
+  free_at     TIMESTAMPTZ NOT NULL,
+  PRIMARY KEY (host, slot)
 );
 
 -- Each user's webhook signing secret (shown on request: it must be readable, as Stripe's are).
