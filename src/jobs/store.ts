@@ -67,6 +67,8 @@ const JOB_COLUMNS = `id, user_id::int AS user_id, kind, status, params, webhook,
 
 export class JobStore {
   readonly db: Database;
+  /** Hosts whose slot rows this process has made (see `claimHostSlot`). */
+  readonly #seededHosts = new Set<string>();
 
   constructor(db: Database) {
     this.db = db;
@@ -131,6 +133,12 @@ export class JobStore {
     return row;
   }
 
+  /** Whether the job may have nothing left to fetch (`completeIfDone` decides, under the job's lock). */
+  async mayBeDone(jobId: string): Promise<boolean> {
+    const rows = await this.db.query("SELECT 1 FROM job_pages WHERE job_id = $1 AND state IN ('queued', 'fetching') LIMIT 1", [jobId]);
+    return rows.length === 0;
+  }
+
   /** Completes a running job with nothing left to fetch or to admit; the row to the one call that did. */
   async completeIfDone(q: Queryable, jobId: string): Promise<JobRow | undefined> {
     const [row] = await q.query<JobRow>(
@@ -178,13 +186,16 @@ export class JobStore {
   }
 
   /**
-   * A worker takes a page: queued (or fetching, when the worker before it died) → fetching, one
-   * more attempt. Undefined when the page is already settled (another worker's task did it).
+   * A worker takes a page of a running job: queued (or fetching, when the worker before it died) →
+   * fetching, one more attempt. Undefined when the page is already settled (another worker's task
+   * did it) or the job no longer runs.
    */
   async claim(jobId: string, key: string): Promise<PageClaim | undefined> {
     const [row] = await this.db.query<PageClaim>(
       `UPDATE job_pages SET state = 'fetching', attempt = attempt + 1
-        WHERE job_id = $1 AND url_key = $2 AND state IN ('queued', 'fetching') RETURNING url, depth, attempt`,
+        WHERE job_id = $1 AND url_key = $2 AND state IN ('queued', 'fetching')
+          AND EXISTS (SELECT 1 FROM jobs WHERE id = $1 AND status = 'running')
+        RETURNING url, depth, attempt`,
       [jobId, key],
     );
     return row;
@@ -268,10 +279,28 @@ export class JobStore {
    * once never take the same slot.
    */
   async claimHostSlot(host: string, slots: number, leaseMs: number): Promise<number> {
+    const seeded = `${slots} ${host}`;
+    // The slot rows are made on a host's first fetch here; when none is free they are made again
+    // (they may be missing: the daily cleanup deletes idle hosts' rows, in any process).
+    if (!this.#seededHosts.has(seeded)) await this.#seedHost(host, slots, seeded);
+    let slot = await this.#takeSlot(host, slots, leaseMs);
+    if (slot === 0) {
+      await this.#seedHost(host, slots, seeded);
+      slot = await this.#takeSlot(host, slots, leaseMs);
+    }
+    return slot;
+  }
+
+  async #seedHost(host: string, slots: number, seeded: string): Promise<void> {
     await this.db.query(
       `INSERT INTO job_host_slots (host, slot, free_at) SELECT $1, g, '-infinity' FROM generate_series(1, $2::int) AS g ON CONFLICT DO NOTHING`,
       [host, slots],
     );
+    if (this.#seededHosts.size >= 10_000) this.#seededHosts.clear();
+    this.#seededHosts.add(seeded);
+  }
+
+  async #takeSlot(host: string, slots: number, leaseMs: number): Promise<number> {
     const [row] = await this.db.query<{ slot: number }>(
       `UPDATE job_host_slots SET free_at = clock_timestamp() + make_interval(secs => $3::float8 / 1000)
         WHERE (host, slot) = (SELECT host, slot FROM job_host_slots WHERE host = $1 AND slot <= $2 AND free_at <= clock_timestamp()

@@ -38,7 +38,8 @@ import type { JobMetrics } from './metrics.ts';
 const SITEMAP_LIMITS = { maxUrls: 50_000, maxFiles: 50 };
 /** Links of one page that may join the crawl: a link farm must not flood the job's table. */
 const MAX_LINKS_PER_PAGE = 1_000;
-/** Other origins' robots.txt kept in memory at most (per job and origin). */
+/** Jobs kept in memory at most, and other origins' robots.txt (per job and origin). */
+const MAX_CACHED_JOBS = 1_000;
 const MAX_CACHED_ROBOTS = 1_000;
 /** What an unreadable robots.txt means for now: nothing may be fetched. */
 const FORBID_ALL = 'User-agent: *\nDisallow: /\n';
@@ -75,6 +76,8 @@ export class JobWorker {
   readonly #inFlight = new Map<string, Set<AbortController>>();
   /** Each running job's rules (robots.txt read, patterns compiled), kept while it runs here. */
   readonly #rules = new Map<string, CrawlRules>();
+  /** Jobs running here, as created (see `#job`). */
+  readonly #jobs = new Map<string, JobRow>();
   /** Robots.txt of origins other than a crawl's start origin, per job and origin. */
   readonly #otherRobots = new Map<string, Promise<RobotsRules>>();
   readonly #stopping = new AbortController();
@@ -118,6 +121,7 @@ export class JobWorker {
   /** Drops what this process kept for a job that ended (here, or in another process). */
   #forget(jobId: string): void {
     this.#rules.delete(jobId);
+    this.#jobs.delete(jobId);
     for (const key of this.#otherRobots.keys()) if (key.startsWith(`${jobId} `)) this.#otherRobots.delete(key);
   }
 
@@ -162,20 +166,23 @@ export class JobWorker {
   async runPage(task: Job<PageTask>): Promise<void> {
     const { store, ledger, db, metrics } = this.#deps;
     const { jobId, key } = task.data;
-    const job = await store.get(jobId);
-    if (!job) return;
-    if (job.status !== 'running') {
-      this.#forget(jobId);
-      await db.transaction((tx) => store.drop(tx, jobId, key, 'skipped', `the job is ${job.status}`));
-      metrics.page('skipped');
-      return;
-    }
+    // Taken only while the job runs: one statement per page instead of a read, then a claim.
     const claim = await store.claim(jobId, key);
     if (!claim) {
+      const current = await store.get(jobId);
+      if (!current) return;
+      if (current.status !== 'running') {
+        this.#forget(jobId);
+        await db.transaction((tx) => store.drop(tx, jobId, key, 'skipped', `the job is ${current.status}`));
+        metrics.page('skipped');
+        return;
+      }
       // Settled by an attempt that died before it admitted the pages after it: admit them now.
       await this.#afterPage(jobId);
       return;
     }
+    const job = await this.#job(jobId);
+    if (!job) return;
     const pageRequest = pageRequestId(jobId, key);
     // The attempt before this one died with its hold: give it back now.
     if (claim.attempt > 1) await ledger.settle(`${pageRequest}:${claim.attempt - 1}`, 0);
@@ -230,6 +237,8 @@ export class JobWorker {
         if (!stored) return false;
         await store.addFound(tx, jobId, next);
         await this.#emit(tx, job, 'page', { url: page.url, status_code: page.status_code });
+        // The pages it found, and its own place, go to the next ones in the same commit.
+        await this.#admit(tx, jobId);
         return true;
       });
       if (!delivered) {
@@ -246,7 +255,7 @@ export class JobWorker {
       // A page that held its credit before the job ran out settles after it ended: its request's history follows.
       if (ended) await store.settleHistory(ended);
       metrics.page('delivered');
-      await this.#afterPage(jobId);
+      await this.#completeIfDone(jobId);
     } catch (error) {
       if (held) await ledger.settle(requestId, 0).catch(() => {});
       if (controller.signal.aborted && !this.#stopping.signal.aborted) {
@@ -299,13 +308,22 @@ export class JobWorker {
 
   /** After a page settles: admit waiting pages into the free places, and complete the job when nothing is left. */
   async #afterPage(jobId: string): Promise<void> {
-    const { db, store, queue } = this.#deps;
-    await db.transaction(async (tx) => {
-      const admitted = await store.admit(tx, jobId);
-      await queue.enqueue(tx, QUEUES.page, admitted.map((page) => ({ data: { jobId, key: page.key } satisfies PageTask, group: hostOf(page.url) })));
-    });
-    const done = await db.transaction(async (tx) => {
-      const row = await store.completeIfDone(tx, jobId);
+    await this.#deps.db.transaction((tx) => this.#admit(tx, jobId));
+    await this.#completeIfDone(jobId);
+  }
+
+  /** Admits waiting pages into the free places under the limit and queues them (in the caller's transaction). */
+  async #admit(tx: Queryable, jobId: string): Promise<void> {
+    const admitted = await this.#deps.store.admit(tx, jobId);
+    await this.#deps.queue.enqueue(tx, QUEUES.page, admitted.map((page) => ({ data: { jobId, key: page.key } satisfies PageTask, group: hostOf(page.url) })));
+  }
+
+  /** Completes the job when nothing is left to fetch or admit, with its `completed` event in the same commit. */
+  async #completeIfDone(jobId: string): Promise<void> {
+    // A read first: most pages end with others still queued, and need no transaction for this.
+    if (!(await this.#deps.store.mayBeDone(jobId))) return;
+    const done = await this.#deps.db.transaction(async (tx) => {
+      const row = await this.#deps.store.completeIfDone(tx, jobId);
       if (row) await this.#emit(tx, row, 'completed', completion(row));
       return row;
     });
@@ -313,9 +331,26 @@ export class JobWorker {
   }
 
   async #drop(job: JobRow, key: string, state: 'failed' | 'skipped', reason: string, attempt?: number): Promise<void> {
-    await this.#deps.db.transaction((tx) => this.#deps.store.drop(tx, job.id, key, state, reason, attempt));
+    await this.#deps.db.transaction(async (tx) => {
+      if (await this.#deps.store.drop(tx, job.id, key, state, reason, attempt)) await this.#admit(tx, job.id);
+    });
     this.#deps.metrics.page(state);
-    await this.#afterPage(job.id);
+    await this.#completeIfDone(job.id);
+  }
+
+  /**
+   * The job's row as it was created (who, what, where to send events), kept in memory while the
+   * job runs here: what changes (its status, its counts) is read by the statements that need it.
+   */
+  async #job(jobId: string): Promise<JobRow | undefined> {
+    const cached = this.#jobs.get(jobId);
+    if (cached) return cached;
+    const row = await this.#deps.store.get(jobId);
+    if (row) {
+      if (this.#jobs.size >= MAX_CACHED_JOBS) this.#jobs.delete(this.#jobs.keys().next().value!);
+      this.#jobs.set(jobId, row);
+    }
+    return row;
   }
 
   /**
