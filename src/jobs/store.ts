@@ -125,9 +125,15 @@ export class JobStore {
 
   /** Ends a job that is still going; answers the row only to the one call that ended it. */
   async finish(q: Queryable, jobId: string, status: JobStatus, error?: string, userId?: number): Promise<JobRow | undefined> {
+    // Pages still queued will not be fetched: skipped at once, so `total` says what is left.
     const [row] = await q.query<JobRow>(
-      `UPDATE jobs SET status = $2, error = COALESCE($3, error), finished_at = clock_timestamp()
-        WHERE id = $1 AND status IN ('queued', 'running') AND ($4::bigint IS NULL OR user_id = $4) RETURNING ${JOB_COLUMNS}`,
+      `WITH ending AS (
+         SELECT id FROM jobs WHERE id = $1 AND status IN ('queued', 'running') AND ($4::bigint IS NULL OR user_id = $4) FOR UPDATE),
+       skipped AS (
+         UPDATE job_pages SET state = 'skipped', error = 'the job ended first'
+          WHERE job_id = (SELECT id FROM ending) AND state = 'queued' RETURNING 1)
+       UPDATE jobs SET status = $2, error = COALESCE($3, error), finished_at = clock_timestamp(), admitted = admitted - (SELECT count(*) FROM skipped)
+        WHERE id = (SELECT id FROM ending) RETURNING ${JOB_COLUMNS}`,
       [jobId, status, error ?? null, userId ?? null],
     );
     return row;
