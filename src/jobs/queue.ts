@@ -83,7 +83,7 @@ export async function openJobQueue({ db, databaseUrl, settings, logger }: OpenOp
 
   await boss.start();
   const notify = Boolean(databaseUrl);
-  await ensureQueue(boss, QUEUES.start, { retryLimit: 10, retryDelay: 5, retryBackoff: true, retryDelayMax: 300, expireInSeconds: 300, heartbeatSeconds: 10, notify });
+  await ensureQueue(boss, QUEUES.start, { retryLimit: 10, retryDelay: 3, retryBackoff: true, retryDelayMax: 300, expireInSeconds: 300, heartbeatSeconds: 10, notify });
   await ensureQueue(boss, QUEUES.pageDead, { retryLimit: 5, retryDelay: 5, expireInSeconds: 120, deleteAfterSeconds: 86_400 });
   await ensureQueue(boss, QUEUES.page, {
     deadLetter: QUEUES.pageDead,

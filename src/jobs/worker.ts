@@ -36,6 +36,8 @@ import type { JobMetrics } from './metrics.ts';
 
 /** Sitemap URLs and files a crawl reads at most. */
 const SITEMAP_LIMITS = { maxUrls: 50_000, maxFiles: 50 };
+/** Tries of a crawl's start whose site cannot be read before the crawl fails. */
+const START_ATTEMPTS = 3;
 /** Links of one page that may join the crawl: a link farm must not flood the job's table. */
 const MAX_LINKS_PER_PAGE = 1_000;
 /** Jobs kept in memory at most, and other origins' robots.txt (per job and origin). */
@@ -137,8 +139,11 @@ export class JobWorker {
       const params = job.params as unknown as CrawlParams;
       const read = await this.#deps.site().call(robotsAdapter, { url: params.url }, context);
       if (read.kind !== 'ok') {
-        // RFC 9309 §2.3.1.3-4: a robots.txt that cannot be read means "crawl nothing" for now.
+        // RFC 9309 §2.3.1.3-4: a robots.txt that cannot be read means "crawl nothing" for now. The
+        // start is tried again twice (the queue's back-off: about 3–6 s, then 6–12 s) before the
+        // crawl fails: a site down for a moment should not cost the user their crawl.
         const reason = read.kind === 'timeout' || read.kind === 'unreachable' ? 'The target site could not be reached.' : `The site's robots.txt could not be read (${describeStatus(read.status)}): it may forbid crawling.`;
+        if (task.retryCount < START_ATTEMPTS - 1) throw new Error(reason);
         await this.#end(job, 'failed', reason);
         return;
       }
