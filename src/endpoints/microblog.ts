@@ -102,9 +102,8 @@ async function pagination(services: HandlerServices, page: TimelinePage, scope: 
   };
 }
 
-function requireSessions(services: HandlerServices): void {
-  if (!services.capabilities.microblog().client.hasSessions) throw httpErrors.notConfigured();
-}
+/** The rows that read as a logged-in user: unavailable (503, before any hold) without X_ACCOUNTS. */
+const hasSessions = (services: HandlerServices): boolean => services.capabilities.microblog().client.hasSessions;
 
 const callContext = (context: EndpointContext<unknown>) => context.upstream;
 
@@ -183,6 +182,7 @@ export const mbSearchEndpoint = defineEndpoint({
     const product = input.product === undefined || input.product === null || input.product === '' ? 'latest' : input.product;
     await checkTokens(input, services, errors.product ? null : searchScopeOf({ ...input, product }), 'query', errors);
   },
+  available: hasSessions,
   billing: { product: 'scraping', operation: 'mb_search' },
   throttle: { maxAttempts: 60, windowSeconds: 60, per: 'user' },
   history: true,
@@ -190,7 +190,6 @@ export const mbSearchEndpoint = defineEndpoint({
   errors: [403, 404, 429, 502, 503],
   async handler(context) {
     const { input, services } = context;
-    requireSessions(services);
     const scope = searchScope(input.query, input.product);
     const { cursor, paging } = await cursorOf(input, services, scope);
     const page = settle(await services.capabilities.microblog().client.search(input.query, input.product, cursor, callContext(context)));
@@ -211,6 +210,7 @@ export const mbUserEndpoint = defineEndpoint({
   tag: 'Microblog',
   input: 'body',
   schema: { fields: { username: usernameField } },
+  available: hasSessions,
   billing: { product: 'scraping', operation: 'mb_user' },
   history: true,
   success: {
@@ -234,7 +234,6 @@ export const mbUserEndpoint = defineEndpoint({
   errors: [403, 404, 502, 503],
   async handler(context) {
     const { input, services } = context;
-    requireSessions(services);
     return { body: { response: publicUser(settle(await services.capabilities.microblog().client.user(input.username, callContext(context)))) } };
   },
 });
@@ -256,13 +255,13 @@ export const mbUserTweetsEndpoint = defineEndpoint({
   async afterValidation({ input, services }, errors) {
     await checkTokens(input, services, errors.username ? null : userScopeOf(input), 'user', errors);
   },
+  available: hasSessions,
   billing: { product: 'scraping', operation: 'mb_user_tweets' },
   history: true,
   success: { status: 200, description: 'One page of posts and the tokens of the pages around it.', example: { response: [EXAMPLE_POST], pagination: { next_page_token: 'eyJjIjoi…', previous_page_token: null } } },
   errors: [403, 404, 502, 503],
   async handler(context) {
     const { input, services } = context;
-    requireSessions(services);
     const username = input.username;
     const scope = userScope(username);
     const { cursor, paging } = await cursorOf(input, services, scope);

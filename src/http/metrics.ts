@@ -9,6 +9,7 @@ import { envReader } from '../core/env.ts';
 import { httpErrors } from '../core/errors.ts';
 import { GleanerMetrics, metricsSettings } from '../metrics/index.ts';
 import { bearerToken } from '../pipeline/metered.ts';
+import { ownListeners } from '../outbound/own-listeners.ts';
 import type { Services } from '../services.ts';
 
 export interface RegisteredMetrics {
@@ -59,12 +60,14 @@ export async function registerMetrics(app: FastifyInstance, services: Services):
 
   let listener: FastifyInstance | undefined;
   let url: string | undefined;
+  let forgetListener = () => {};
   if (settings.port !== undefined) {
     const port = settings.port;
     listener = Fastify({ logger: false });
     listener.get('/metrics', answer);
     app.addHook('onListen', async () => {
       const address = await listener!.listen({ host: services.config.host, port });
+      forgetListener = ownListeners.add(listener!.addresses());
       url = `${address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1')}/metrics`;
       app.log.info({ url }, 'metrics listener');
     });
@@ -72,6 +75,7 @@ export async function registerMetrics(app: FastifyInstance, services: Services):
   app.addHook('onClose', async () => {
     stopWatchingUpstreams();
     stopWatchingJobs();
+    forgetListener();
     await listener?.close();
   });
   return { metrics, settled: (event) => metrics.settled(event), url: () => url };

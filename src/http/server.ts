@@ -10,6 +10,7 @@ import { HttpError, MESSAGES } from '../core/errors.ts';
 import { OpenApiDocument } from './openapi.ts';
 import { InFlight } from './in-flight.ts';
 import { runEndpoint } from '../pipeline/metered.ts';
+import { ownListeners } from '../outbound/own-listeners.ts';
 import { registerStripeWebhook, STRIPE_WEBHOOK_PATH } from './stripe-webhook.ts';
 import { registerMetrics } from './metrics.ts';
 import { readiness } from './readiness.ts';
@@ -69,6 +70,13 @@ export async function buildServer(services: Services, options: ServerOptions): P
       settled: metrics?.settled,
     });
 
+  // The outbound client never connects to the service's own listeners (docs/outbound.md).
+  let forgetListeners = () => {};
+  app.addHook('onListen', async () => {
+    forgetListeners = ownListeners.add(app.addresses());
+  });
+  app.addHook('onClose', async () => forgetListeners());
+
   let closing = false;
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
@@ -125,6 +133,15 @@ export async function buildServer(services: Services, options: ServerOptions): P
     }
     if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || error.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') {
       reply.code(400).send({ message: MESSAGES.invalidJson });
+      return;
+    }
+    // Fastify's own refusals (a QUERY without Content-Type, for one) are the client's doing, not
+    // a fault: a method or path that exists nowhere is told so as any other, the rest keep their 4xx.
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      if (request.routeOptions.url === undefined) return answerNoRoute(request, reply);
+      request.log.info({ err: error, requestId: request.id }, 'request refused by the framework');
+      reply.code(status).send({ message: status === 400 ? MESSAGES.malformedRequest : error.message });
       return;
     }
     request.log.error({ err: error, requestId: request.id }, 'unhandled error');

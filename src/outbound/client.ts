@@ -10,12 +10,13 @@ import { BlockedAddressError, toOutboundError, type AbortState } from './errors.
 import { createGuardedConnector } from './guarded-connector.ts';
 import { assertProxyCountry, DEFAULT_PROXY_COUNTRY_USERNAME, ProxyPool } from './proxy.ts';
 import { DEFAULT_MAX_REDIRECTS, isRedirectStatus, nextHop, type Hop } from './redirect.ts';
-import { assertPublicHost, defaultLookup, type LookupFunction } from './resolve.ts';
+import { ownListeners as processListeners, type OwnListeners } from './own-listeners.ts';
+import { checkedAddresses, defaultLookup, type DestinationRules, type LookupFunction } from './resolve.ts';
 import { OutboundError, type OutboundClient, type OutboundRequest, type OutboundResponse } from './types.ts';
-import { bareHostname, createHostExemptions, parseHttpUrl, runUrlCheck } from './url-policy.ts';
+import { bareHostname, HostExemptions, parseHttpUrl, portOf, runUrlCheck } from './url-policy.ts';
 
 export interface OutboundClientOptions {
-  /** Hostnames or IP literals exempted from the public-address rule (OUTBOUND_ALLOW_HOSTS). */
+  /** Hosts exempted from the public-address rule, on every port or as `host:port` (OUTBOUND_ALLOW_HOSTS). */
   allowHosts: string[];
   /** Egress proxy, e.g. http://user:pass@proxy:3128 (PROXY_URL). Every request goes through it. */
   proxyUrl?: string;
@@ -29,6 +30,8 @@ export interface OutboundClientOptions {
   userAgent?: string;
   /** Replaces `dns.lookup` (tests map names to chosen addresses). Must honour `{ all: true }`. */
   lookup?: LookupFunction;
+  /** The listeners never connected to; default: this process's, which the HTTP layer records. */
+  ownListeners?: OwnListeners;
 }
 
 export interface ClosableOutboundClient extends OutboundClient {
@@ -43,14 +46,14 @@ export function createOutboundClient(options: OutboundClientOptions): ClosableOu
 class GuardedOutboundClient implements ClosableOutboundClient {
   readonly #options: OutboundClientOptions;
   readonly #lookup: LookupFunction;
-  readonly #isExempt: (hostname: string) => boolean;
+  readonly #rules: DestinationRules;
   readonly #direct: Agent | undefined;
   readonly #proxies: ProxyPool | undefined;
 
   constructor(options: OutboundClientOptions) {
     this.#options = options;
     this.#lookup = options.lookup ?? defaultLookup;
-    this.#isExempt = createHostExemptions(options.allowHosts);
+    this.#rules = { exemptions: new HostExemptions(options.allowHosts), ownListeners: options.ownListeners ?? processListeners };
 
     if (options.proxyUrl !== undefined && options.proxyUrl !== '') {
       this.#proxies = new ProxyPool({
@@ -59,12 +62,14 @@ class GuardedOutboundClient implements ClosableOutboundClient {
         connectTimeoutMs: options.connectTimeoutMs,
         headersTimeoutMs: options.headersTimeoutMs,
         bodyTimeoutMs: options.timeoutMs,
+        lookup: this.#lookup,
+        rules: this.#rules,
       });
     } else {
       this.#direct = new Agent({
         connect: createGuardedConnector({
           lookup: this.#lookup,
-          isExempt: this.#isExempt,
+          rules: this.#rules,
           connectTimeoutMs: options.connectTimeoutMs,
         }),
         headersTimeout: options.headersTimeoutMs,
@@ -129,7 +134,7 @@ class GuardedOutboundClient implements ClosableOutboundClient {
       return false;
     }
     try {
-      await assertPublicHost(bareHostname(parsed.hostname), this.#lookup, this.#isExempt, deadline.signal);
+      await checkedAddresses(bareHostname(parsed.hostname), portOf(parsed), this.#lookup, this.#rules, deadline.signal);
       return true;
     } catch (error) {
       // Only a known non-public address is refused here. A name that does not resolve (or not in
@@ -146,14 +151,8 @@ class GuardedOutboundClient implements ClosableOutboundClient {
   }
 
   async #send(hop: Hop, proxyCountry: string | undefined, deadline: Deadline): Promise<Dispatcher.ResponseData> {
-    let dispatcher: Dispatcher;
-    if (this.#proxies !== undefined) {
-      // The proxy resolves the name itself, so the check can only happen beforehand (see docs).
-      await assertPublicHost(bareHostname(hop.url.hostname), this.#lookup, this.#isExempt, deadline.signal);
-      dispatcher = this.#proxies.agentFor(proxyCountry);
-    } else {
-      dispatcher = this.#direct as Agent;
-    }
+    // Both ways out check the address when connecting (./guarded-connector.ts).
+    const dispatcher: Dispatcher = this.#proxies !== undefined ? this.#proxies.agentFor(proxyCountry) : (this.#direct as Agent);
     const pending = request(hop.url, {
       dispatcher,
       method: hop.method,

@@ -4,22 +4,29 @@
  */
 import { OutboundError } from './types.ts';
 
-/** Raised by the connect-time guard: the host is, or resolved to, a non-public address. */
+/**
+ * Raised by the connect-time guard: the host is, or resolved to, a non-public address, or one of
+ * this process's own listeners (`ownListener`).
+ */
 export class BlockedAddressError extends Error {
   readonly code = 'ERR_OUTBOUND_BLOCKED_ADDRESS';
   readonly host: string;
   readonly address: string;
-  constructor(host: string, address: string) {
+  constructor(host: string, address: string, message?: string) {
     super(
-      host === address
+      message ?? (host === address
         ? `${address} is not a public address`
         : address === 'a private-use name'
           ? `${host} is a private-use name`
-          : `${host} resolves to the non-public address ${address}`,
+          : `${host} resolves to the non-public address ${address}`),
     );
     this.name = 'BlockedAddressError';
     this.host = host;
     this.address = address;
+  }
+
+  static ownListener(host: string, address: string, port: number): BlockedAddressError {
+    return new BlockedAddressError(host, address, `${host}:${port} is this service's own listener`);
   }
 }
 

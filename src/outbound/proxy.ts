@@ -1,9 +1,12 @@
 /**
- * Egress through PROXY_URL. One undici ProxyAgent per proxy identity: the plain PROXY_URL, and one
- * per country whose username is rewritten from the template (e.g. `{username}-country-{country}`,
- * the convention of most residential proxy vendors).
+ * Egress through PROXY_URL. One agent per proxy identity: the plain PROXY_URL, and one per country
+ * whose username is rewritten from the template (e.g. `{username}-country-{country}`, the
+ * convention of most residential proxy vendors). Each reaches its targets through `CONNECT`
+ * tunnels to addresses checked here (./guarded-connector.ts).
  */
-import { ProxyAgent } from 'undici';
+import { Agent } from 'undici';
+import { createProxyTunnelConnector } from './guarded-connector.ts';
+import type { DestinationRules, LookupFunction } from './resolve.ts';
 
 export const DEFAULT_PROXY_COUNTRY_USERNAME = '{username}-country-{country}';
 
@@ -16,6 +19,8 @@ export interface ProxyPoolOptions {
   connectTimeoutMs: number;
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
+  lookup: LookupFunction;
+  rules: DestinationRules;
 }
 
 export function parseProxyUrl(proxyUrl: string): URL {
@@ -52,7 +57,7 @@ export function proxyUrlForCountry(proxyUrl: URL, usernameTemplate: string, coun
 export class ProxyPool {
   readonly #options: ProxyPoolOptions;
   readonly #proxyUrl: URL;
-  readonly #agents = new Map<string, ProxyAgent>();
+  readonly #agents = new Map<string, { agent: Agent; close(): Promise<void> }>();
 
   constructor(options: ProxyPoolOptions) {
     this.#options = options;
@@ -60,25 +65,22 @@ export class ProxyPool {
   }
 
   /** The agent for `country`, or for the plain PROXY_URL when no country is asked for. */
-  agentFor(country: string | undefined): ProxyAgent {
+  agentFor(country: string | undefined): Agent {
     const key = country ?? '';
-    let agent = this.#agents.get(key);
-    if (agent === undefined) {
-      const url = country === undefined ? this.#proxyUrl : proxyUrlForCountry(this.#proxyUrl, this.#options.usernameTemplate, country);
-      agent = new ProxyAgent({
-        uri: url.href,
-        connectTimeout: this.#options.connectTimeoutMs,
-        headersTimeout: this.#options.headersTimeoutMs,
-        bodyTimeout: this.#options.bodyTimeoutMs,
-      });
-      this.#agents.set(key, agent);
+    let entry = this.#agents.get(key);
+    if (entry === undefined) {
+      const proxyUrl = country === undefined ? this.#proxyUrl : proxyUrlForCountry(this.#proxyUrl, this.#options.usernameTemplate, country);
+      const connector = createProxyTunnelConnector({ proxyUrl, lookup: this.#options.lookup, rules: this.#options.rules, connectTimeoutMs: this.#options.connectTimeoutMs });
+      const agent = new Agent({ connect: connector, headersTimeout: this.#options.headersTimeoutMs, bodyTimeout: this.#options.bodyTimeoutMs });
+      entry = { agent, close: async () => void (await Promise.all([agent.close(), connector.close()])) };
+      this.#agents.set(key, entry);
     }
-    return agent;
+    return entry.agent;
   }
 
   async close(): Promise<void> {
-    const agents = [...this.#agents.values()];
+    const entries = [...this.#agents.values()];
     this.#agents.clear();
-    await Promise.all(agents.map((agent) => agent.close()));
+    await Promise.all(entries.map((entry) => entry.close()));
   }
 }

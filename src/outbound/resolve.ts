@@ -7,6 +7,8 @@ import { lookup as systemLookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { isPublicAddress } from './address-policy.ts';
 import { BlockedAddressError } from './errors.ts';
+import type { OwnListeners } from './own-listeners.ts';
+import type { HostExemptions } from './url-policy.ts';
 
 export type { LookupFunction };
 
@@ -52,10 +54,6 @@ export function firstNonPublic(addresses: readonly LookupAddress[]): string | un
 }
 
 /**
- * Resolves `hostname` and throws `BlockedAddressError` unless it is exempted or every address is
- * public. Used where the connection itself cannot be guarded (through a proxy).
- */
-/**
  * Names that are private by definition, whatever a resolver answers for them: `localhost` and
  * its subdomains (RFC 6761), mDNS `.local`, `.home.arpa` (RFC 8375), `.internal` (reserved for
  * private use by ICANN in 2024: cloud metadata names live there), and the suffixes private
@@ -70,20 +68,34 @@ export function isPrivateUseName(hostname: string): boolean {
   return PRIVATE_USE_SUFFIXES.some((suffix) => name === suffix || name.endsWith(`.${suffix}`));
 }
 
-export async function assertPublicHost(
+/** What decides where the service may connect: the operator's exemptions and the process's own listeners. */
+export interface DestinationRules {
+  exemptions: HostExemptions;
+  ownListeners: OwnListeners;
+}
+
+/**
+ * The addresses `hostname` may be connected to on `port`: every one public (unless the host is
+ * exempted on that port), none of them a listener of this process. Throws `BlockedAddressError`
+ * otherwise. For where the check cannot run inside the connection's own look-up: validation, and
+ * connections through the proxy, which are then opened to one of these addresses.
+ */
+export async function checkedAddresses(
   hostname: string,
+  port: number,
   lookup: LookupFunction,
-  isExempt: (hostname: string) => boolean,
+  rules: DestinationRules,
   signal?: AbortSignal,
-): Promise<void> {
-  if (isExempt(hostname)) return;
-  if (isPrivateUseName(hostname)) throw new BlockedAddressError(hostname, 'a private-use name');
-  if (isIP(hostname) !== 0) {
-    if (!isPublicAddress(hostname)) throw new BlockedAddressError(hostname, hostname);
-    return;
-  }
-  const blocked = firstNonPublic(await resolveAll(lookup, hostname, signal));
+): Promise<LookupAddress[]> {
+  const exempt = rules.exemptions.covers(hostname, port);
+  if (!exempt && isPrivateUseName(hostname)) throw new BlockedAddressError(hostname, 'a private-use name');
+  const family = isIP(hostname);
+  const addresses = family !== 0 ? [{ address: hostname, family }] : await resolveAll(lookup, hostname, signal);
+  const blocked = exempt ? undefined : firstNonPublic(addresses);
   if (blocked !== undefined) throw new BlockedAddressError(hostname, blocked);
+  const own = addresses.find((entry) => rules.ownListeners.includes(entry.address, port));
+  if (own !== undefined) throw BlockedAddressError.ownListener(hostname, own.address, port);
+  return addresses;
 }
 
 /**

@@ -48,17 +48,68 @@ export function bareHostname(hostname: string): string {
   return hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
 }
 
-/**
- * Returns a predicate telling whether a hostname is exempted. Entries are canonicalised like URL
- * hosts, so `::1`, `[::1]` and `[0:0:0:0:0:0:0:1]` are one entry and `LocalHost` matches
- * `localhost`. The exemption is by name only: a DNS name resolving to an exempted IP is not exempt.
- */
-export function createHostExemptions(allowHosts: readonly string[]): (hostname: string) => boolean {
-  const exempt = new Set(allowHosts.map((entry) => entry.trim()).filter((entry) => entry !== '').map(canonicalHost));
-  return (hostname) => exempt.has(bareHostname(hostname.toLowerCase()));
+/** The port a URL connects to: its own, else its scheme's default. */
+export function portOf(url: URL): number {
+  return Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
 }
 
-function canonicalHost(entry: string): string {
+/**
+ * The hosts OUTBOUND_ALLOW_HOSTS exempts from the public-address rule. An entry is a host (every
+ * port) or `host:port` (`[::1]:8080` for IPv6): that port only. Entries are canonicalised like URL
+ * hosts, so `::1`, `[::1]` and `[0:0:0:0:0:0:0:1]` are one host and `LocalHost` matches
+ * `localhost`. The exemption is by name only: a DNS name resolving to an exempted IP is not exempt.
+ */
+export class HostExemptions {
+  readonly #everyPort = new Set<string>();
+  readonly #onPort = new Set<string>();
+
+  constructor(allowHosts: readonly string[]) {
+    for (const entry of allowHosts.map((item) => item.trim()).filter((item) => item !== '')) {
+      const { host, port } = parseAllowEntry(entry);
+      if (port === undefined) this.#everyPort.add(host);
+      else this.#onPort.add(`${host} ${port}`);
+    }
+  }
+
+  /** Whether `hostname` is exempted on `port`. */
+  covers(hostname: string, port: number): boolean {
+    const host = bareHostname(hostname.toLowerCase());
+    return this.#everyPort.has(host) || this.#onPort.has(`${host} ${port}`);
+  }
+
+  /** Whether `hostname` is exempted on every port (where the port is not known, e.g. a name look-up). */
+  coversEveryPort(hostname: string): boolean {
+    return this.#everyPort.has(bareHostname(hostname.toLowerCase()));
+  }
+
+  /** Whether `hostname` is exempted on some port: its look-up may then answer private addresses. */
+  coversSomePort(hostname: string): boolean {
+    const host = bareHostname(hostname.toLowerCase());
+    return this.#everyPort.has(host) || [...this.#onPort].some((key) => key.startsWith(`${host} `));
+  }
+}
+
+/**
+ * A predicate telling whether a hostname is exempted on every port. Where the port is known, use
+ * `HostExemptions.covers`, which also honours `host:port` entries.
+ */
+export function createHostExemptions(allowHosts: readonly string[]): (hostname: string) => boolean {
+  const exemptions = new HostExemptions(allowHosts);
+  return (hostname) => exemptions.coversEveryPort(hostname);
+}
+
+function parseAllowEntry(entry: string): { host: string; port?: number } {
+  const invalid = () => new TypeError(`Invalid entry in the outbound allow list: "${entry}" (expected a hostname or an IP address, with an optional :port)`);
+  // A bare IPv6 address has colons of its own; a port after one needs the brackets.
+  if (isIPv6(bareHostname(entry))) return { host: canonicalHost(entry, invalid) };
+  const withPort = /^(.+):(\d{1,5})$/.exec(entry);
+  if (withPort === null) return { host: canonicalHost(entry, invalid) };
+  const port = Number(withPort[2]);
+  if (port < 1 || port > 65_535) throw invalid();
+  return { host: canonicalHost(withPort[1], invalid), port };
+}
+
+function canonicalHost(entry: string, invalid: () => TypeError): string {
   const bare = bareHostname(entry);
   let url: URL | undefined;
   try {
@@ -66,8 +117,6 @@ function canonicalHost(entry: string): string {
   } catch {
     url = undefined;
   }
-  if (url === undefined || url.host !== url.hostname || url.pathname !== '/' || url.username !== '') {
-    throw new TypeError(`Invalid entry in the outbound allow list: "${entry}" (expected a hostname or an IP address)`);
-  }
+  if (url === undefined || url.host !== url.hostname || url.pathname !== '/' || url.username !== '') throw invalid();
   return bareHostname(url.hostname);
 }

@@ -132,6 +132,12 @@ interface RowShape<I, F extends Fields, S extends TSchema> {
    * failure is reported in one 422. `input` is the request as sent: check types before use.
    */
   afterValidation?(context: { input: Record<string, unknown>; user: AuthenticatedUser; services: HandlerServices }, errors: FieldErrors): Promise<void>;
+  /**
+   * False when the row cannot serve with this configuration (an upstream's credentials unset): it
+   * then answers 503 "This endpoint is not configured." before any credit is held, so the answer
+   * is the same whatever the caller's balance.
+   */
+  available?(services: HandlerServices): boolean;
   handler(context: EndpointContext<I>): Promise<EndpointResult<NoInfer<Static<S>>>>;
   /**
    * For the OpenAPI document: what a success looks like. `schema` (TypeBox) is the single source

@@ -7,7 +7,8 @@
 import { performance } from 'node:perf_hooks';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError, httpErrors, MESSAGES, type FieldErrors } from '../core/errors.ts';
-import { publicParams, validate } from '../validation/schema.ts';
+import { validate } from '../validation/schema.ts';
+import { historyParams } from '../history/params.ts';
 import { throttle } from '../throttle/limiter.ts';
 import { OBJECT_BODY_ERROR, type Endpoint, type EndpointContext } from './endpoint.ts';
 import type { HistoryRecord } from '../credits/ledger.ts';
@@ -105,7 +106,7 @@ export async function runEndpoint(
           product: endpoint.billing?.product ?? null,
           status,
           durationMs: Math.round(performance.now() - started),
-          params: publicParams(endpoint.schema, input),
+          params: historyParams(endpoint.schema, input),
         }
       : undefined;
     try {
@@ -149,6 +150,7 @@ export async function runEndpoint(
     if (endpoint.afterValidation) await endpoint.afterValidation({ input, user: caller, services }, errors);
     if (!validation.ok || Object.keys(errors).length) throw httpErrors.validation(inSchemaOrder(endpoint.schema, errors));
 
+    if (endpoint.available && !endpoint.available(services)) throw httpErrors.notConfigured();
     meter = new RequestMeter({
       billing: endpoint.billing,
       input: validation.value,

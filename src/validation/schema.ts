@@ -182,12 +182,6 @@ function coerce(schema: Schema, input: Record<string, unknown>): Record<string, 
   return out;
 }
 
-/** Drops secret fields before a request body is stored in history. */
-export function publicParams(schema: Schema | undefined, value: Record<string, unknown>): Record<string, unknown> {
-  if (!schema) return value;
-  return Object.fromEntries(Object.entries(value).filter(([name]) => !schema.fields[name]?.secret));
-}
-
 /** The JSON Schema of the body or query fields (path parameters are described apart). */
 export function toJsonSchema(schema: Schema): JsonSchema {
   const properties: Record<string, JsonSchema> = {};

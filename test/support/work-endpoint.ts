@@ -22,6 +22,8 @@ export const workEndpoint = defineEndpoint({
       outcome: { rules: [string(), oneOf(['ok', 'fail', 'throw', 'upstream', 'overcharge'])], default: 'ok' },
       delay_ms: { rules: [integer(), min(0)], default: 0 },
       secret_key: { rules: [string()], secret: true },
+      /** Free text the work ignores: it is only recorded in history. */
+      note: { rules: [string()] },
     },
   },
   // Units of `web` (1 credit each by default), so units and credits are the same numbers here.

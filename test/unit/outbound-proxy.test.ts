@@ -56,7 +56,7 @@ function createTestProxy(): http.Server {
 }
 
 const testLookup: LookupFunction = (hostname, options, callback) => {
-  const table: Record<string, string> = { 'loopback.test': '127.0.0.1', 'private.test': '10.1.2.3' };
+  const table: Record<string, string> = { 'loopback.test': '127.0.0.1', 'named.test': '127.0.0.1', 'private.test': '10.1.2.3' };
   const address = table[hostname];
   if (address === undefined) {
     callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '');
@@ -80,7 +80,9 @@ function listen(server: http.Server): Promise<number> {
 
 before(async () => {
   app = http.createServer((req, res) => {
-    if (req.url === '/to-private') {
+    if (req.url === '/host') {
+      res.end(`host ${req.headers.host}`);
+    } else if (req.url === '/to-private') {
       res.writeHead(302, { location: `http://127.0.0.2:${A}/` }).end();
     } else {
       res.end(`app saw ${req.url}`);
@@ -91,7 +93,7 @@ before(async () => {
   proxyPort = await listen(proxy);
 
   const options = {
-    allowHosts: ['127.0.0.1'],
+    allowHosts: ['127.0.0.1', 'named.test'],
     proxyUrl: `http://user:secret@127.0.0.1:${proxyPort}`,
     lookup: testLookup,
     timeoutMs: 3000,
@@ -121,11 +123,18 @@ async function refusal(promise: Promise<unknown>): Promise<OutboundError> {
 }
 
 describe('requests through PROXY_URL', () => {
-  test('a plain request goes through the proxy with the configured username', async () => {
+  test('a plain request goes through the proxy, tunnelled, with the configured username', async () => {
     proxyLog.length = 0;
     const response = await client.fetch(`http://127.0.0.1:${A}/page`, { maxBytes: 1000 });
     assert.equal(response.body.toString(), 'app saw /page');
-    assert.deepEqual(proxyLog, [{ kind: 'forward', target: `http://127.0.0.1:${A}/page`, username: 'user' }]);
+    assert.deepEqual(proxyLog, [{ kind: 'connect', target: `127.0.0.1:${A}`, username: 'user' }]);
+  });
+
+  test('a name is resolved here: the proxy is asked for the checked address, the target still sees the name', async () => {
+    proxyLog.length = 0;
+    const response = await client.fetch(`http://named.test:${A}/host`, { maxBytes: 1000 });
+    assert.equal(response.body.toString(), `host named.test:${A}`);
+    assert.deepEqual(proxyLog, [{ kind: 'connect', target: `127.0.0.1:${A}`, username: 'user' }]);
   });
 
   test('proxyCountry rewrites the username with the default template', async () => {
@@ -173,7 +182,8 @@ describe('requests through PROXY_URL', () => {
     const error = await refusal(client.fetch(`http://127.0.0.1:${A}/to-private`, { maxBytes: 1000 }));
     assert.equal(error.code, 'blocked_address');
     assert.equal(error.url, `http://127.0.0.2:${A}/`);
-    assert.deepEqual(proxyLog.map((record) => record.target), [`http://127.0.0.1:${A}/to-private`]);
+    // The first hop may reuse an open tunnel; the second never reaches the proxy.
+    assert.deepEqual(proxyLog.filter((record) => record.target !== `127.0.0.1:${A}`), []);
   });
 
   test('a country that could forge proxy credentials is a caller error', async () => {

@@ -8,8 +8,9 @@ import { BodyTooLargeError } from '../../src/outbound/errors.ts';
 import { proxyUrlForCountry } from '../../src/outbound/proxy.ts';
 import { nextHop, type Hop } from '../../src/outbound/redirect.ts';
 import { OutboundError } from '../../src/outbound/types.ts';
-import { createHostExemptions, parseHttpUrl } from '../../src/outbound/url-policy.ts';
-import { assertPublicHost, isPrivateUseName } from '../../src/outbound/resolve.ts';
+import { createHostExemptions, HostExemptions, parseHttpUrl } from '../../src/outbound/url-policy.ts';
+import { checkedAddresses, isPrivateUseName } from '../../src/outbound/resolve.ts';
+import { OwnListeners } from '../../src/outbound/own-listeners.ts';
 
 describe('parseHttpUrl', () => {
   test('canonicalises numeric hosts before any check', () => {
@@ -52,9 +53,52 @@ describe('allowHosts exemptions', () => {
     assert.equal(createHostExemptions(['0:0:0:0:0:0:0:1'])('::1'), true);
   });
 
-  test('entries with a port or path are a configuration error', () => {
-    assert.throws(() => createHostExemptions(['localhost:8080']), TypeError);
-    assert.throws(() => createHostExemptions(['example.com/path']), TypeError);
+  test('entries with a path, a bad port or credentials are a configuration error', () => {
+    for (const entry of ['example.com/path', 'localhost:0', 'localhost:65536', 'localhost:http', 'user@localhost', '::1:8080:x']) {
+      assert.throws(() => new HostExemptions([entry]), TypeError, entry);
+    }
+  });
+
+  test('a host:port entry exempts that port only; a bare host every port', () => {
+    const exemptions = new HostExemptions(['127.0.0.1:8080', '[::1]:9000', 'fake.test:80', 'every.test']);
+    assert.equal(exemptions.covers('127.0.0.1', 8080), true);
+    assert.equal(exemptions.covers('127.0.0.1', 9090), false);
+    assert.equal(exemptions.covers('[::1]', 9000), true);
+    assert.equal(exemptions.covers('::1', 9001), false);
+    assert.equal(exemptions.covers('FAKE.test', 80), true);
+    assert.equal(exemptions.covers('every.test', 1), true);
+    assert.equal(exemptions.coversSomePort('fake.test'), true);
+    assert.equal(exemptions.coversEveryPort('fake.test'), false);
+    // Where the port is not known, only bare hosts exempt.
+    assert.equal(createHostExemptions(['127.0.0.1:8080'])('127.0.0.1'), false);
+    assert.equal(createHostExemptions(['127.0.0.1:8080', 'every.test'])('every.test'), true);
+  });
+});
+
+describe("the process's own listeners", () => {
+  test('are refused on their port, whatever address reaches them', () => {
+    const listeners = new OwnListeners();
+    const remove = listeners.add([{ address: '127.0.0.1', port: 4000 }, { address: '::', port: 4001 }]);
+    assert.equal(listeners.includes('127.0.0.1', 4000), true);
+    assert.equal(listeners.includes('::ffff:127.0.0.1', 4000), true);
+    assert.equal(listeners.includes('0.0.0.0', 4000), true);
+    assert.equal(listeners.includes('127.0.0.1', 4002), false);
+    assert.equal(listeners.includes('127.0.0.2', 4000), false);
+    // A wildcard listener answers on loopback and on every interface address.
+    assert.equal(listeners.includes('127.0.0.1', 4001), true);
+    assert.equal(listeners.includes('::1', 4001), true);
+    assert.equal(listeners.includes('93.184.216.34', 4001), false);
+    remove();
+    assert.equal(listeners.includes('127.0.0.1', 4000), false);
+  });
+
+  test('are refused even when the operator exempts their host', async () => {
+    const listeners = new OwnListeners();
+    listeners.add([{ address: '127.0.0.1', port: 4000 }]);
+    const rules = { exemptions: new HostExemptions(['127.0.0.1']), ownListeners: listeners };
+    const lookup = (() => assert.fail('no look-up for an IP literal')) as never;
+    await assert.rejects(checkedAddresses('127.0.0.1', 4000, lookup, rules), /own listener/);
+    assert.deepEqual(await checkedAddresses('127.0.0.1', 4001, lookup, rules), [{ address: '127.0.0.1', family: 4 }]);
   });
 });
 
@@ -225,10 +269,11 @@ describe('private-use names', () => {
       lookups++;
       callback(null, [{ address: '93.184.216.34', family: 4 }]);
     }) as never;
-    await assert.rejects(assertPublicHost('metadata.google.internal', lookup, () => false), /private-use name/);
-    await assertPublicHost('example.com', lookup, () => false);
+    const rules = (allowHosts: string[]) => ({ exemptions: new HostExemptions(allowHosts), ownListeners: new OwnListeners() });
+    await assert.rejects(checkedAddresses('metadata.google.internal', 80, lookup, rules([])), /private-use name/);
+    await checkedAddresses('example.com', 80, lookup, rules([]));
     assert.equal(lookups, 1);
     // The operator's exemption still wins (OUTBOUND_ALLOW_HOSTS=localhost for tests).
-    await assertPublicHost('localhost', lookup, (host) => host === 'localhost');
+    await checkedAddresses('localhost', 80, lookup, rules(['localhost']));
   });
 });

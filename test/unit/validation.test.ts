@@ -5,7 +5,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { between, boolean, custom, email, format, integer, max, min, object, oneOf, parsed, prohibits, required, requiredWithout, string, url } from '../../src/validation/rules.ts';
-import { attributeName, publicParams, toJsonSchema, validate, type Schema } from '../../src/validation/schema.ts';
+import { attributeName, toJsonSchema, validate, type Schema } from '../../src/validation/schema.ts';
 
 /** Validates and returns the field errors ({} when the input is valid). */
 async function errorsOf(schema: Schema, input: Record<string, unknown>): Promise<Record<string, string[]>> {
@@ -409,24 +409,5 @@ describe('toJsonSchema', () => {
 
   test('no required list when nothing is required', () => {
     assert.deepEqual(toJsonSchema({ fields: { page: { rules: [integer()] } } }), { type: 'object', properties: { page: { type: 'integer' } } });
-  });
-});
-
-describe('publicParams', () => {
-  const schema: Schema = {
-    fields: { email: { rules: [email()] }, secret_key: { rules: [string()], secret: true }, page: { rules: [integer()] } },
-  };
-
-  test('drops secret fields and keeps the rest', () => {
-    assert.deepEqual(publicParams(schema, { email: 'a@example.com', secret_key: 'hunter2', page: 2 }), { email: 'a@example.com', page: 2 });
-  });
-
-  test('keeps fields the schema does not know (they are not secret)', () => {
-    assert.deepEqual(publicParams(schema, { extra: 'x', secret_key: 's' }), { extra: 'x' });
-  });
-
-  test('without a schema the value is returned as is', () => {
-    const value = { secret_key: 's' };
-    assert.deepEqual(publicParams(undefined, value), value);
   });
 });

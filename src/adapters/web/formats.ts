@@ -16,8 +16,12 @@ import { tables, strikethrough } from 'turndown-plugin-gfm';
 export const OUTPUT_FORMATS = ['raw', 'text', 'markdown'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
-/** What is never content: code, styling, templates and site chrome. */
-const NON_CONTENT = 'script, style, noscript, template, iframe, object, embed, svg, canvas, nav, [role="navigation"], footer, [role="contentinfo"], aside, form, dialog';
+/**
+ * What is never content: code, styling, templates and site chrome; a head or title that a page
+ * without `<html>` leaves inside the body (the title is read before they go); and framesets, which
+ * hold only frames, and which turndown's HTML parser would let replace the whole fragment it reads.
+ */
+const NON_CONTENT = 'head, title, script, style, noscript, template, iframe, frameset, frame, object, embed, svg, canvas, nav, [role="navigation"], footer, [role="contentinfo"], aside, form, dialog';
 
 /** The part of the DOM used here (the project compiles without the DOM library; linkedom implements these). */
 interface DomNode {
@@ -45,8 +49,17 @@ interface DomDocument {
   querySelectorAll(selector: string): Iterable<DomElement>;
 }
 
+/**
+ * The page as a document with an `<html>` root, as a browser's parser always builds one. linkedom
+ * keeps only what the markup has: a page without any element (an empty body, bare text, a doctype
+ * or a comment alone) gives a document without a root, on which `body` throws, and a fragment
+ * (`<p>…</p>`) makes its first element the root, under which `body` comes out empty. Such a page
+ * is parsed again inside `<html><body>`, so its text is the body's.
+ */
 function parseDocument(html: string): DomDocument {
-  return parseHTML(html).document as DomDocument;
+  const parsed = parseHTML(html).document as { documentElement: DomElement | null };
+  if (parsed.documentElement?.localName === 'html') return parsed as DomDocument;
+  return parseHTML(`<!DOCTYPE html><html><body>${html}</body></html>`).document as DomDocument;
 }
 
 /** The least share of the page's text an article must hold to be taken as the main content. */
@@ -56,6 +69,13 @@ const MIN_ARTICLE_SHARE = 0.6;
 // (18 s for 300 KB), turndown stays linear (0.4 s for 300 KB).
 const markdown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '_' });
 markdown.use([tables, strikethrough]);
+// The GFM table rules read a table's first row without checking there is one, so a table without
+// rows (`<table></table>`, common on real pages) threw. Such a table is its content, if any; this
+// rule is added last, so it is asked first.
+markdown.addRule('tableWithoutRows', {
+  filter: (node) => node.nodeName === 'TABLE' && (node as unknown as { rows?: ArrayLike<unknown> }).rows?.[0] === undefined,
+  replacement: (content) => (content.trim() === '' ? '' : `\n\n${content}\n\n`),
+});
 
 /**
  * Readability as it is, but finding elements by tag name with one walk instead of

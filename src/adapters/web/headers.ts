@@ -26,8 +26,12 @@ const REFUSED_REQUEST_HEADERS = new Set([
 
 /** RFC 9110 token characters: what a header name may be made of. */
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-/** Field values: no CR, LF or NUL (header injection), no other control characters but tab. */
-const HEADER_VALUE = /^[\t\x20-\x7e\x80-\uffff]*$/;
+/**
+ * Field values (RFC 9110 §5.5): visible Latin-1, space and tab. No CR, LF or NUL (header
+ * injection), no other control character (C1 included), and nothing past U+00FF: a header is
+ * bytes, so the outbound client cannot send such a value, and it is a 422 here, not a 502 later.
+ */
+const HEADER_VALUE = /^[\t\x20-\x7e\xa0-\xff]*$/;
 
 export const MAX_REQUEST_HEADERS = 50;
 
