@@ -11,7 +11,9 @@ import { TEST_ENDPOINTS } from '../support/work-endpoint.ts';
 
 test('shutdown lets short requests finish and releases the holds of those it aborts', async () => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gleaner-shutdown-'));
-  const env = { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', SHUTDOWN_GRACE_MS: '300', SEARCH_ENGINES: 'bing' };
+  // The grace is long enough for the 600 ms request on a loaded machine (its statements share the
+  // embedded database with the job workers' polling), and far shorter than the 30 s one.
+  const env = { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', SHUTDOWN_GRACE_MS: '1500', SEARCH_ENGINES: 'bing' };
   try {
     const service = await startService(loadConfig(env), { endpoints: TEST_ENDPOINTS, logger: false });
     const user = await service.services.accounts.createUser({ name: 'S', email: 's@example.com' });
@@ -25,9 +27,10 @@ test('shutdown lets short requests finish and releases the holds of those it abo
         (r) => r.status,
         () => 'no answer',
       );
-    const quick = call({ cost: 2, delay_ms: 100 });
+    const quick = call({ cost: 2, delay_ms: 600 });
     const slow = call({ cost: 3, delay_ms: 30_000 });
-    await new Promise((r) => setTimeout(r, 50));
+    // Both are in flight (received, held) when the shutdown begins; the quick one ends within the grace.
+    await new Promise((r) => setTimeout(r, 250));
     const started = Date.now();
     await service.close();
     const took = Date.now() - started;
