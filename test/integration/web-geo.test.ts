@@ -1,7 +1,7 @@
 /**
  * /v1/web with proxy_country through a real local forward proxy (proxy-chain): the configured
- * proxy username is rewritten by PROXY_COUNTRY_USERNAME, the request is forwarded as the caller
- * asked, and the geo price is charged.
+ * proxy username is rewritten by PROXY_COUNTRY_USERNAME, the proxy is asked for a tunnel to the
+ * checked address, the request is forwarded as the caller asked, and the geo price is charged.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -58,7 +58,11 @@ test('proxy_country rewrites the proxy username, forwards the request as asked, 
   const hit = proxyHits.at(-1);
   assert.equal(hit?.username, 'acct-cc-de-session1');
   assert.equal(hit?.password, 'pw');
-  assert.equal(hit?.hostname, 'localhost');
+  // The proxy is asked for the address checked here, never the name (no DNS rebinding through
+  // it); the name still reaches the site as the Host header.
+  assert.ok(hit?.hostname === '127.0.0.1' || hit?.hostname === '::1', `CONNECT to ${hit?.hostname}`);
+  assert.equal(hit?.port, Number(new URL(site.url('localhost')).port));
+  assert.equal(site.log.at(-1)?.headers.host, new URL(site.url('localhost')).host);
   assert.equal(hit?.proxyAuthorization, `Basic ${Buffer.from('acct-cc-de-session1:pw').toString('base64')}`, "the caller's Proxy-Authorization never replaces ours");
   assert.equal(site.log.at(-1)?.headers['proxy-authorization'], undefined);
   assert.equal(await service.services.ledger.balance(user.id, 'scraping'), 5);

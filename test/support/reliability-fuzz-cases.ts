@@ -3,7 +3,9 @@
  * table, bodies built from the row's own schema (the JSON Schema the OpenAPI document is made of)
  * mixed with hostile mutations — wrong types, nulls, huge strings, nesting thousands of levels
  * deep, duplicate keys, NUL, lone surrogates, invalid UTF-8, non-object JSON, malformed JSON,
- * wrong content types, method overrides, bad path parameters and bad tokens.
+ * method overrides, bad path parameters and bad tokens. Two dimensions cut across all of it: the
+ * HTTP method (`FUZZ_METHODS`, any row may be sent any of them) and the body's content type
+ * (`CONTENT_KINDS`: JSON, a form, text/plain, multipart, no Content-Type at all, garbage).
  *
  * Bodies are raw text, not `JSON.stringify` output, so that what JSON cannot express as a value
  * (duplicate keys, nesting deeper than the stringifier's stack) is sent too. Everything comes from
@@ -27,17 +29,32 @@ export type Feature =
   | 'lone-surrogate'
   | 'invalid-utf8'
   | 'wrong-type'
-  | 'wrong-content-type'
+  | 'wrong-content-type' // any content type but JSON's
   | 'form'
+  | 'multipart'
+  | 'no-content-type'
+  | 'garbage-content-type'
   | 'override' // POST with X-HTTP-Method-Override or `_method`
   | 'wrong-method'
   | 'bad-path-param'
   | 'no-token'
   | 'bad-token';
 
+/**
+ * The methods any row may be sent: the table's own, and methods no row has that Node's parser and
+ * the router still accept. HEAD is left out: its answer has no body whose shape could be checked.
+ */
+export const FUZZ_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'QUERY', 'PROPFIND', 'PURGE'] as const;
+
+/** How a body is typed: `none` sends it without Content-Type, `garbage` with one no parser expects. */
+export const CONTENT_KINDS = ['json', 'form', 'text', 'multipart', 'none', 'garbage'] as const;
+export type ContentKind = (typeof CONTENT_KINDS)[number];
+
 export interface FuzzCase {
   endpoint: Endpoint;
   method: string;
+  /** How the body is typed; undefined when no body is sent. */
+  contentKind?: ContentKind;
   /** Path with any query string. */
   path: string;
   headers: Record<string, string>;
@@ -195,19 +212,39 @@ function objectBody(endpoint: Endpoint, context: FuzzContext): fc.Arbitrary<{ te
 
 const NON_OBJECT = ['[]', '1', '"s"', 'null', 'true', 'false', '[{}]', '[{"user":1}]', '0', '-1', '""', '1e999'];
 const MALFORMED = ['{', '}', '{"a":}', "{'a':1}", 'NaN', '{"a":1,}', '{"a" 1}', '\u0000', '<xml/>', 'a=1&b=2', '{"a":"\\x"}', '{"a":"\\ud800"', '\ufeff{}', '{"a":01}'];
-const CONTENT_TYPES = [
-  'application/json',
-  'application/json',
-  'application/json',
-  'application/json; charset=utf-8',
-  'text/plain',
-  'application/xml',
-  'multipart/form-data; boundary=xyz',
-  'application/json; charset=utf-16',
-  'application/vnd.api+json',
+const JSON_TYPES = ['application/json', 'application/json', 'application/json; charset=utf-8', 'Application/JSON'];
+const TEXT_TYPES = ['text/plain', 'text/plain; charset=utf-8', 'text/plain; charset=latin1'];
+/** Content types that no parser of the service expects, or that lie about the body. */
+const GARBAGE_TYPES = [
   '%%%',
   '',
+  'json',
+  '/',
+  'a/b/c',
+  '*/*',
+  'application/json;;;',
+  'application/json; charset=utf-16',
+  'application/json; charset=nope',
+  'application/vnd.api+json',
+  'application/xml',
+  'application/octet-stream',
+  'application/x-www-form-urlencoded; charset=utf-16',
+  'multipart/form-data',
+  'multipart/form-data; boundary=',
+  'text/html; charset=utf-8',
+  'image/png',
 ];
+/** Weights of the content kinds: mostly JSON, so most bodies still reach the rows' real work. */
+const CONTENT_KIND_WEIGHTS: ContentKind[] = ['json', 'json', 'json', 'json', 'json', 'json', 'form', 'text', 'multipart', 'none', 'garbage', 'garbage'];
+
+const BOUNDARY = '----fuzz7MA4YWxkTrZu0gW';
+
+/** A multipart/form-data body of `fields`: well formed, or with the wrong boundary, or cut short. */
+function multipartBody(fields: Record<string, string>, shape: 'well-formed' | 'wrong-boundary' | 'truncated'): { body: string; contentType: string } {
+  const parts = Object.entries(fields).map(([name, value]) => `--${BOUNDARY}\r\nContent-Disposition: form-data; name=${JSON.stringify(name)}\r\n\r\n${value}\r\n`);
+  const body = parts.join('') + (shape === 'truncated' ? `--${BOUNDARY}\r\nContent-Disposition: form-data; name="url"\r\n\r\nhttp` : `--${BOUNDARY}--\r\n`);
+  return { body, contentType: `multipart/form-data; boundary=${shape === 'wrong-boundary' ? 'not-the-boundary' : BOUNDARY}` };
+}
 
 const BAD_SEGMENTS = ['0', '-1', 'abc', '1.5', '1e2', '0x10', '9007199254740993', '99999999999999999999999', '%00', '%F0%9F%92%A9', '%ED%A0%80', '%20', '1%20', '+1', '%2e%2e', 'null', '[]'];
 
@@ -273,8 +310,8 @@ export function fuzzCases(endpoints: readonly Endpoint[], context: FuzzContext, 
 }
 
 function caseFor(endpoint: Endpoint, context: FuzzContext): fc.Arbitrary<FuzzCase> {
-  const bodyKind = fc.constantFrom<'object' | 'non-object' | 'malformed' | 'empty' | 'deep' | 'form' | 'oversize' | 'invalid-utf8'>(
-    ...Array(24).fill('object'),
+  const bodyKind = fc.constantFrom<'object' | 'non-object' | 'malformed' | 'empty' | 'deep' | 'oversize' | 'invalid-utf8'>(
+    ...Array(25).fill('object'),
     'non-object',
     'non-object',
     'non-object',
@@ -282,7 +319,6 @@ function caseFor(endpoint: Endpoint, context: FuzzContext): fc.Arbitrary<FuzzCas
     'malformed',
     'empty',
     'deep',
-    'form',
     'invalid-utf8',
   );
   return fc
@@ -293,10 +329,15 @@ function caseFor(endpoint: Endpoint, context: FuzzContext): fc.Arbitrary<FuzzCas
       nonObject: fc.constantFrom(...NON_OBJECT),
       malformed: fc.constantFrom(...MALFORMED),
       deep: deepFragment,
-      contentType: fc.constantFrom(...CONTENT_TYPES),
+      contentKind: fc.constantFrom(...CONTENT_KIND_WEIGHTS),
+      jsonType: fc.constantFrom(...JSON_TYPES),
+      textType: fc.constantFrom(...TEXT_TYPES),
+      garbageType: fc.constantFrom(...GARBAGE_TYPES),
+      multipart: fc.constantFrom<'well-formed' | 'wrong-boundary' | 'truncated'>('well-formed', 'well-formed', 'wrong-boundary', 'truncated'),
       path: pathFor(endpoint, context),
       query: queryFor(endpoint, context),
-      method: fc.nat({ max: 39 }), // 0: a wrong method, 1: override to the right one, 2: `_method` override
+      method: fc.nat({ max: 39 }), // 0-4: any of FUZZ_METHODS, 5: POST overridden to the row's own
+      anyMethod: fc.constantFrom(...FUZZ_METHODS),
       token: fc.nat({ max: 49 }), // 0-1: none, 2-3: bogus
       bogus: fc.constantFrom('1|nope', 'garbage', '0|' + 'a'.repeat(40), '99999999999999999999|x', '|', 'a'.repeat(5000), '1|\u00e9'),
       hugeHeader: fc.nat({ max: 499 }),
@@ -304,73 +345,82 @@ function caseFor(endpoint: Endpoint, context: FuzzContext): fc.Arbitrary<FuzzCas
     .map((r): FuzzCase => {
       const features = new Set<Feature>();
       const headers: Record<string, string> = { accept: 'application/json' };
-      let method: string = endpoint.method;
-      let body: string | Uint8Array | undefined;
       let path = r.path.path;
       if (r.path.bad) features.add('bad-path-param');
-
-      const sendsBody = endpoint.method !== 'GET';
       if (endpoint.input === 'query' && r.query.query) {
         path += `?${r.query.query}`;
         r.query.features.forEach((f) => features.add(f));
       }
-      if (sendsBody) {
-        let kind = r.kind;
-        if (r.oversize === 0) kind = 'oversize';
-        switch (kind) {
-          case 'object':
-            body = r.object.text;
-            r.object.features.forEach((f) => features.add(f));
-            break;
-          case 'non-object':
-            body = r.nonObject;
-            features.add('non-object');
-            break;
-          case 'malformed':
-            body = r.malformed;
-            features.add('malformed');
-            break;
-          case 'empty':
-            body = '';
-            break;
-          case 'deep':
-            body = r.deep.text;
-            features.add('deep');
-            break;
-          case 'form':
-            body = new URLSearchParams(Object.entries(r.object.fields).map(([k, v]): [string, string] => [k, v.replace(/^"|"$/g, '')])).toString();
-            headers['content-type'] = 'application/x-www-form-urlencoded';
-            features.add('form');
-            break;
-          case 'invalid-utf8':
-            // A UTF-16 surrogate encoded as UTF-8 (CESU-8) and a stray continuation byte: not UTF-8.
-            body = Buffer.concat([Buffer.from('{"url":"'), Buffer.from([0xed, 0xa0, 0x80, 0x80, 0xff]), Buffer.from('.pdf","email":"a'), Buffer.from([0xc0, 0xaf]), Buffer.from('@x.com"}')]);
-            features.add('invalid-utf8');
-            break;
-          case 'oversize':
-            body = `{"url":"${'a'.repeat(context.bodyLimitBytes + 16)}"}`;
-            features.add('oversize');
-            break;
-        }
-        if (!headers['content-type']) {
-          headers['content-type'] = r.contentType;
-          if (!r.contentType.startsWith('application/json')) features.add('wrong-content-type');
-          if (r.contentType === '') delete headers['content-type'];
-        }
-      }
 
-      if (r.method === 0) {
-        method = endpoint.method === 'DELETE' ? 'PATCH' : endpoint.method === 'GET' ? 'PUT' : 'DELETE';
-        features.add('wrong-method');
-        if (method === 'GET') body = undefined;
-      } else if (r.method === 1 && endpoint.method !== 'POST') {
+      let method: string = endpoint.method;
+      if (r.method < 5) {
+        method = r.anyMethod;
+        if (method !== endpoint.method) features.add('wrong-method');
+      } else if (r.method === 5 && endpoint.method !== 'POST') {
         method = 'POST';
         headers['x-http-method-override'] = endpoint.method;
         features.add('override');
-        if (body === undefined) {
-          body = '{}';
-          headers['content-type'] = 'application/json';
+      }
+
+      // fetch sends no body with GET; every other method carries one, whatever the row expects.
+      let body: string | Uint8Array | undefined;
+      let contentKind: ContentKind | undefined;
+      if (method !== 'GET') {
+        contentKind = r.contentKind;
+        const oversize = r.oversize === 0;
+        if (oversize) features.add('oversize');
+        const fields = Object.entries(r.object.fields).map(([k, v]): [string, string] => [k, v.replace(/^"|"$/g, '')]);
+        if (contentKind === 'form') {
+          body = oversize ? `url=${'a'.repeat(context.bodyLimitBytes + 16)}` : new URLSearchParams(fields).toString();
+          headers['content-type'] = 'application/x-www-form-urlencoded';
+          features.add('form');
+        } else if (contentKind === 'multipart') {
+          const multipart = multipartBody(oversize ? { url: 'a'.repeat(context.bodyLimitBytes + 16) } : Object.fromEntries(fields), r.multipart);
+          body = multipart.body;
+          headers['content-type'] = multipart.contentType;
+          features.add('multipart');
+        } else {
+          switch (oversize ? 'oversize' : r.kind) {
+            case 'object':
+              body = r.object.text;
+              r.object.features.forEach((f) => features.add(f));
+              break;
+            case 'non-object':
+              body = r.nonObject;
+              features.add('non-object');
+              break;
+            case 'malformed':
+              body = r.malformed;
+              features.add('malformed');
+              break;
+            case 'empty':
+              body = '';
+              break;
+            case 'deep':
+              body = r.deep.text;
+              features.add('deep');
+              break;
+            case 'invalid-utf8':
+              // A UTF-16 surrogate encoded as UTF-8 (CESU-8) and a stray continuation byte: not UTF-8.
+              body = Buffer.concat([Buffer.from('{"url":"'), Buffer.from([0xed, 0xa0, 0x80, 0x80, 0xff]), Buffer.from('.pdf","email":"a'), Buffer.from([0xc0, 0xaf]), Buffer.from('@x.com"}')]);
+              features.add('invalid-utf8');
+              break;
+            case 'oversize':
+              body = `{"url":"${'a'.repeat(context.bodyLimitBytes + 16)}"}`;
+              break;
+          }
+          if (contentKind === 'json') headers['content-type'] = r.jsonType;
+          else if (contentKind === 'text') headers['content-type'] = r.textType;
+          else if (contentKind === 'garbage') {
+            headers['content-type'] = r.garbageType;
+            features.add('garbage-content-type');
+          } else {
+            // As bytes: fetch would label a string body text/plain.
+            body = Buffer.from(body ?? '');
+            features.add('no-content-type');
+          }
         }
+        if (contentKind !== 'json') features.add('wrong-content-type');
       }
 
       let token: FuzzCase['token'] = 'valid';
@@ -386,6 +436,6 @@ function caseFor(endpoint: Endpoint, context: FuzzContext): fc.Arbitrary<FuzzCas
         headers['x-padding'] = 'p'.repeat(100 * 1024);
         features.add('huge-header');
       }
-      return { endpoint, method, path, headers, body, token, features: [...features] };
+      return { endpoint, method, contentKind, path, headers, body, token, features: [...features] };
     });
 }
