@@ -212,25 +212,36 @@ export class JobStore {
    * attempt's. False when it is not (cancelled meanwhile, or a later attempt took over). A job
    * that ended takes no more pages, so its counts are final with its status.
    */
-  async deliver(tx: Queryable, jobId: string, key: string, attempt: number, page: { url: string; statusCode: number; content: string; links: string[] | null }): Promise<boolean> {
+  async deliver(
+    tx: Queryable,
+    jobId: string,
+    key: string,
+    attempt: number,
+    page: { url: string; statusCode: number; content: string; links: string[] | null; credits: number },
+  ): Promise<boolean> {
     const [running] = await tx.query("SELECT 1 FROM jobs WHERE id = $1 AND status = 'running' FOR UPDATE", [jobId]);
     if (!running) return false;
     const rows = await tx.query(
-      `UPDATE job_pages SET state = 'done', seq = nextval('job_page_delivered'), final_url = $4, status_code = $5, content = $6, links = $7::jsonb
+      `UPDATE job_pages SET state = 'done', seq = nextval('job_page_delivered'), final_url = $4, status_code = $5, content = $6, links = $7::jsonb, charged = $8
         WHERE job_id = $1 AND url_key = $2 AND attempt = $3 AND state = 'fetching' RETURNING url_key`,
-      [jobId, key, attempt, page.url, page.statusCode, page.content, page.links ? jsonbText(page.links) : null],
+      [jobId, key, attempt, page.url, page.statusCode, page.content, page.links ? jsonbText(page.links) : null, page.credits],
     );
     if (!rows.length) return false;
-    await tx.query('UPDATE jobs SET completed = completed + 1 WHERE id = $1', [jobId]);
+    // The page's credit counts with its delivery, in the same commit: whichever page completes the
+    // job, its counts and `credits_used` agree (the capture follows; see `uncharged`).
+    await tx.query('UPDATE jobs SET completed = completed + 1, credits_used = credits_used + $2 WHERE id = $1', [jobId, page.credits]);
     return true;
   }
 
-  /** Adds what a delivered page was charged to its job; answers the job when it has already ended. */
-  async charged(jobId: string, key: string, credits: number): Promise<JobRow | undefined> {
+  /**
+   * Takes back what a delivered page was counted for but not charged (its hold was gone when it
+   * was captured: returned by the sweeper after a long stall). Answers the job when it has ended.
+   */
+  async uncharged(jobId: string, key: string, credits: number): Promise<JobRow | undefined> {
     if (credits <= 0) return undefined;
     const [row] = await this.db.query<JobRow>(
-      `WITH p AS (UPDATE job_pages SET charged = charged + $3 WHERE job_id = $1 AND url_key = $2 RETURNING job_id)
-       UPDATE jobs SET credits_used = credits_used + $3 WHERE id = $1 RETURNING ${JOB_COLUMNS}`,
+      `WITH p AS (UPDATE job_pages SET charged = charged - $3 WHERE job_id = $1 AND url_key = $2 RETURNING job_id)
+       UPDATE jobs SET credits_used = credits_used - $3 WHERE id = $1 RETURNING ${JOB_COLUMNS}`,
       [jobId, key, credits],
     );
     return row && row.status !== 'running' && row.status !== 'queued' ? row : undefined;

@@ -238,6 +238,7 @@ export class JobWorker {
           statusCode: page.status_code,
           content: page.content,
           links: job.params.links === true ? (page.links ?? []) : null,
+          credits: held,
         });
         if (!stored) return false;
         await store.addFound(tx, jobId, next);
@@ -254,11 +255,13 @@ export class JobWorker {
         await this.#drop(job, key, 'skipped', 'the job ended before the page was delivered', claim.attempt);
         return;
       }
+      const counted = held;
       const charged = held ? await ledger.settle(requestId, held) : 0;
       held = 0;
-      const ended = await store.charged(jobId, key, charged);
-      // A page that held its credit before the job ran out settles after it ended: its request's history follows.
-      if (ended) await store.settleHistory(ended);
+      if (charged < counted) {
+        const ended = await store.uncharged(jobId, key, counted - charged);
+        if (ended) await store.settleHistory(ended);
+      }
       metrics.page('delivered');
       await this.#completeIfDone(jobId);
     } catch (error) {
