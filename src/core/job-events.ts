@@ -8,5 +8,4 @@ export type WebhookOutcome = 'delivered' | 'retry' | 'refused' | 'expired';
 
 export type JobEvent =
   | { type: 'page'; outcome: PageOutcome }
-  | { type: 'webhook'; outcome: WebhookOutcome }
-  | { type: 'ended'; status: string };
+  | { type: 'webhook'; outcome: WebhookOutcome };

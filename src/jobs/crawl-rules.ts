@@ -62,22 +62,25 @@ export function crawlRules(params: CrawlParams, robots: RobotsRules): CrawlRules
     sameOrigin,
     inScope,
     admit(urls, depth) {
-      const seen = new Set<string>();
-      const pages: FoundPage[] = [];
-      for (const raw of urls) {
-        const canonical = canonicalUrl(raw);
-        if (!canonical || seen.has(canonical.key)) continue;
-        seen.add(canonical.key);
-        const url = new URL(canonical.url);
-        // Other origins' robots.txt is read when their pages are fetched (the worker asks it then).
-        if (!scope(url) || !paths(url) || (url.origin === startOrigin && !robots.isAllowed(canonical.url))) continue;
-        pages.push({ key: canonical.key, url: canonical.url, depth });
-      }
-      return pages;
+      // Other origins' robots.txt is read when their pages are fetched (the worker asks it then).
+      return canonicalPages(urls, depth, (url) => scope(url) && paths(url) && (url.origin !== startOrigin || robots.isAllowed(url.href)));
     },
     start() {
       const canonical = canonicalUrl(params.url);
       return canonical && robots.isAllowed(canonical.url) ? [{ key: canonical.key, url: canonical.url, depth: 0 }] : [];
     },
   };
+}
+
+/** The URLs as pages found at `depth`: canonical, once each, in the order given, those `accept` takes. */
+export function canonicalPages(urls: readonly string[], depth: number, accept: (url: URL) => boolean = () => true): FoundPage[] {
+  const seen = new Set<string>();
+  const pages: FoundPage[] = [];
+  for (const raw of urls) {
+    const canonical = canonicalUrl(raw);
+    if (!canonical || seen.has(canonical.key)) continue;
+    seen.add(canonical.key);
+    if (accept(new URL(canonical.url))) pages.push({ key: canonical.key, url: canonical.url, depth });
+  }
+  return pages;
 }

@@ -23,9 +23,6 @@ export class JobMetrics {
     this.#emit({ type: 'webhook', outcome });
   }
 
-  ended(status: string): void {
-    this.#emit({ type: 'ended', status });
-  }
 
   #emit(event: JobEvent): void {
     for (const listener of this.#listeners) listener(event);

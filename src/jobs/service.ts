@@ -102,7 +102,6 @@ export class JobService {
     const ended = await this.store.finish(this.#db, id, 'cancelled', undefined, userId);
     if (ended) {
       this.#worker.cancelled(id);
-      this.#metrics.ended('cancelled');
       await this.store.settleHistory(ended);
     }
     return ended ?? (await this.store.get(id, userId));

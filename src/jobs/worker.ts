@@ -23,7 +23,6 @@ import type { OutboundClient } from '../outbound/types.ts';
 import type { Upstream } from '../adapters/kit/runtime.ts';
 import type { CallContext } from '../adapters/kit/types.ts';
 import { readRobots, robotsAdapter, robotsUrlFor, type RobotsRules } from '../adapters/site/robots.ts';
-import { canonicalUrl } from '../adapters/site/urls.ts';
 import { discoverSitemapUrls } from '../adapters/site/discover.ts';
 import { deliverWebhook, WEBHOOK_RETRY_WINDOW_SECONDS } from '../webhooks/delivery.ts';
 import type { WebhookEventStore } from '../webhooks/events.ts';
@@ -31,7 +30,7 @@ import type { WebhookSecrets } from '../webhooks/secrets.ts';
 import { PAGE_RETRY_LIMIT, QUEUES, type JobQueue } from './queue.ts';
 import type { JobSettings } from './settings.ts';
 import { FINAL_STATUSES, type FoundPage, type JobRow, type JobStore } from './store.ts';
-import { crawlRules, type CrawlParams, type CrawlRules } from './crawl-rules.ts';
+import { canonicalPages, crawlRules, type CrawlParams, type CrawlRules } from './crawl-rules.ts';
 import type { JobMetrics } from './metrics.ts';
 
 /** Sitemap URLs and files a crawl reads at most. */
@@ -157,7 +156,8 @@ export class JobWorker {
         found.push(...rules.admit(sitemaps.urls, params.sitemap === 'only' ? 0 : 1));
       }
     } else {
-      found = batchPages(job.params.urls as string[]);
+      // A batch's URLs, once each by canonical form, in the order given.
+      found = canonicalPages(job.params.urls as string[], 0);
     }
     await db.transaction(async (tx) => {
       if (!(await store.markRunning(tx, job.id, robots))) return;
@@ -398,7 +398,6 @@ export class JobWorker {
   /** A job that ended: its creating request's history shows what it cost; metrics see it end. */
   async #settled(job: JobRow): Promise<void> {
     this.#forget(job.id);
-    this.#deps.metrics.ended(job.status);
     // Pages that held credits when the job stopped settle after this; `gleaner jobs show` sets the row again.
     const fresh = await this.#deps.store.get(job.id);
     if (fresh) await this.#deps.store.settleHistory(fresh);
@@ -521,15 +520,3 @@ function failureReason(outcome: WebOutcome): string {
   }
 }
 
-/** A batch's URLs, once each (by canonical form), in the order given. */
-function batchPages(urls: string[]): FoundPage[] {
-  const seen = new Set<string>();
-  const pages: FoundPage[] = [];
-  for (const raw of urls) {
-    const canonical = canonicalUrl(raw);
-    if (!canonical || seen.has(canonical.key)) continue;
-    seen.add(canonical.key);
-    pages.push({ key: canonical.key, url: canonical.url, depth: 0 });
-  }
-  return pages;
-}

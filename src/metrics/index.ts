@@ -244,10 +244,10 @@ export class GleanerMetrics {
     }
   }
 
-  /** A job page or a webhook delivery finished (jobs that end are counted by the `gleaner_jobs` gauge). */
+  /** A job page or a webhook delivery finished (jobs by status are the `gleaner_jobs` gauge). */
   job(event: JobEvent): void {
     if (event.type === 'page') this.#jobPages.inc({ outcome: event.outcome });
-    else if (event.type === 'webhook') this.#webhooks.inc({ outcome: event.outcome });
+    else this.#webhooks.inc({ outcome: event.outcome });
   }
 
   get contentType(): string {
