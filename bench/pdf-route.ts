@@ -1,56 +1,178 @@
 /**
- * POST /v1/pdf end to end through the real server: the document downloaded from a fake upstream
- * on loopback (a generated 3-page PDF), its pages counted and held, its text extracted on the PDF
- * threads, the credits captured and the history row written. Prints requests per second and
- * latency percentiles at a fixed number of requests in flight: the figure to compare before and
- * after a change on the request path (the download, the pipeline), run in the same session.
+ * POST /v1/pdf end to end against `pdftotext`, in one process tree: the real server in a child
+ * process (embedded PGlite), the document served by a fake upstream on loopback, the client here.
+ * Each request downloads the document, counts and holds its pages, extracts the text on the PDF
+ * threads, captures the credits and writes the history row. `pdftotext` reads the same file from
+ * disk, one process per document, the same number in flight.
+ *
+ * Rows are interleaved round by round, so a noisy machine slows each about equally; compare the
+ * ratio to `pdftotext` more than the pages per second. `BENCH_PDF_ROUTE_BEFORE` adds a second
+ * server started from another checkout of the project (e.g. the code before a change), measured
+ * in the same rounds.
  *
  * Usage: node bench/pdf-route.ts
  * Environment:
- *   BENCH_PDF_ROUTE_REQUESTS   measured requests (default 200)
- *   BENCH_PDF_ROUTE_INFLIGHT   requests in flight (default 4)
+ *   BENCH_PDF_ROUTE_REQUESTS   documents per row and round (default 24)
+ *   BENCH_PDF_ROUTE_INFLIGHT   documents in flight (default 2)
+ *   BENCH_PDF_ROUTE_PAGES      pages of the generated document (default 25)
+ *   BENCH_PDF_ROUTE_ROUNDS     rounds (default 3)
+ *   BENCH_PDF_ROUTE_BEFORE     root of another checkout to measure beside this one (optional)
+ *   BENCH_CPU_PROF             folder for the servers' CPU profiles (optional)
  */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { startFakeUpstream } from '../test/support/fake-upstream.ts';
-import { numberedPagesPdf } from '../test/support/pdf-fixtures.ts';
-import { startTestService } from '../test/support/service.ts';
+import { createInterface } from 'node:readline';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { percentile, positive } from './support.ts';
 
-const requests = positive('BENCH_PDF_ROUTE_REQUESTS', 200);
-const inFlight = positive('BENCH_PDF_ROUTE_INFLIGHT', 4);
+const SELF = fileURLToPath(import.meta.url);
+const THIS_ROOT = path.resolve(path.dirname(SELF), '..');
 
-const pdf = await numberedPagesPdf(3);
-const upstream = await startFakeUpstream();
-upstream.handle(() => ({ headers: { 'content-type': 'application/pdf' }, body: pdf }));
-const service = await startTestService();
-try {
-  const user = await service.user({ extraction: 10_000_000 });
-  const once = async () => {
-    const r = await service.call('POST', '/v1/pdf', { token: user.token, body: { url: `${upstream.url}/doc.pdf` } });
-    if (r.status !== 200) throw new Error(`status ${r.status}: ${r.text.slice(0, 200)}`);
-  };
-  // Warm-up: the PDF threads' engines, the database's plans.
-  for (let i = 0; i < 20; i++) await once();
+if (process.argv[2] === '--serve') await serve(process.argv[3]);
+else await main();
+
+/** Child mode: starts the service of the checkout at `root`, prints its URL and a funded token. */
+async function serve(root: string): Promise<void> {
+  const { startTestService } = (await import(pathToFileURL(path.join(root, 'test/support/service.ts')).href)) as typeof import('../test/support/service.ts');
+  const service = await startTestService();
+  const user = await service.user({ extraction: 100_000_000 });
+  console.log(JSON.stringify({ url: service.url, token: user.token }));
+  process.stdin.resume();
+  process.stdin.on('end', () => void service.close().then(() => process.exit(0)));
+}
+
+interface Server {
+  label: string;
+  child: ChildProcess;
+  url: string;
+  token: string;
+}
+
+async function startServer(label: string, root: string, profileDir: string | undefined): Promise<Server> {
+  const flags = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir, '--cpu-prof-name', `${label.replace(/\W+/g, '-')}.cpuprofile`] : [];
+  const child = spawn(process.execPath, [...flags, SELF, '--serve', root], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const line = await new Promise<string>((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`${label} server exited (${code}) before it listened`)));
+  });
+  const { url, token } = JSON.parse(line) as { url: string; token: string };
+  return { label, child, url, token };
+}
+
+async function stopServer(server: Server): Promise<void> {
+  const exited = new Promise((resolve) => server.child.once('exit', resolve));
+  server.child.stdin!.end();
+  await exited;
+}
+
+/** Runs `count` jobs with `width` in flight; answers the seconds taken and each job's milliseconds. */
+async function timed(count: number, width: number, job: () => Promise<void>): Promise<{ seconds: number; latencies: number[] }> {
   const latencies: number[] = [];
   let next = 0;
   const started = performance.now();
   await Promise.all(
-    Array.from({ length: inFlight }, async () => {
-      while (next++ < requests) {
+    Array.from({ length: width }, async () => {
+      while (next++ < count) {
         const t = performance.now();
-        await once();
+        await job();
         latencies.push(performance.now() - t);
       }
     }),
   );
-  const seconds = (performance.now() - started) / 1000;
-  const at = (p: number) => percentile(latencies, p).toFixed(1);
-  console.log(
-    `POST /v1/pdf (3-page PDF from loopback), ${requests} requests, ${inFlight} in flight, ${os.availableParallelism()} cores, load ${os.loadavg()[0].toFixed(2)}: ` +
-      `${(requests / seconds).toFixed(1)} req/s, p50 ${at(50)} ms, p95 ${at(95)} ms`,
+  return { seconds: (performance.now() - started) / 1000, latencies };
+}
+
+function pdftotext(file: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('pdftotext', ['-enc', 'UTF-8', file, '-'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    child.stdout.resume();
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`pdftotext exited ${code}`))));
+  });
+}
+
+/** Lines of prose-like text, so each page holds about as many characters as a report's page. */
+function pageLines(page: number, pages: number): string[] {
+  const words = ['revenue', 'quarterly', 'market', 'analysis', 'growth', 'customer', 'segment', 'forecast', 'margin', 'operating', 'the', 'and', 'of', 'in', 'results'];
+  return Array.from({ length: 38 }, (_, line) =>
+    line === 0 ? `Page ${page} of ${pages}` : Array.from({ length: 13 }, (_, w) => words[(page * 7 + line * 13 + w * 3) % words.length]).join(' '),
   );
-} finally {
-  await service.close();
-  await upstream.close();
+}
+
+async function main(): Promise<void> {
+  const requests = positive('BENCH_PDF_ROUTE_REQUESTS', 24);
+  const inFlight = positive('BENCH_PDF_ROUTE_INFLIGHT', 2);
+  const pages = positive('BENCH_PDF_ROUTE_PAGES', 25);
+  const rounds = positive('BENCH_PDF_ROUTE_ROUNDS', 3);
+  const before = process.env.BENCH_PDF_ROUTE_BEFORE;
+  const profileDir = process.env.BENCH_CPU_PROF || undefined;
+
+  const { startFakeUpstream } = await import('../test/support/fake-upstream.ts');
+  const { buildPdf } = await import('../test/support/pdf-fixtures.ts');
+  const pdf = await buildPdf({ pages: Array.from({ length: pages }, (_, i) => pageLines(i + 1, pages)) });
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'pdf-route-bench-'));
+  const file = path.join(scratch, 'doc.pdf');
+  writeFileSync(file, pdf);
+  const hasPdftotext = await pdftotext(file).then(
+    () => true,
+    () => false,
+  );
+
+  const upstream = await startFakeUpstream();
+  upstream.handle(() => ({ headers: { 'content-type': 'application/pdf' }, body: pdf }));
+  const servers: Server[] = [];
+  try {
+    if (before) servers.push(await startServer('before', path.resolve(before), profileDir));
+    servers.push(await startServer(before ? 'after' : 'server', THIS_ROOT, profileDir));
+    const request = (server: Server) => async () => {
+      const response = await fetch(`${server.url}/v1/pdf`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ url: `${upstream.url}/doc.pdf` }),
+      });
+      const text = await response.text();
+      if (response.status !== 200) throw new Error(`${server.label}: status ${response.status}: ${text.slice(0, 200)}`);
+    };
+    // Warm-up: the PDF threads' engines, the database's plans, V8's optimised code.
+    for (const server of servers) await timed(20, inFlight, request(server));
+
+    type Row = { name: string; job: () => Promise<void>; seconds: number; latencies: number[]; sequential: number[] };
+    const rows: Row[] = servers.map((server) => ({ name: `POST /v1/pdf (${server.label})`, job: request(server), seconds: 0, latencies: [], sequential: [] }));
+    if (hasPdftotext) rows.push({ name: 'pdftotext', job: () => pdftotext(file), seconds: 0, latencies: [], sequential: [] });
+    else console.log('(pdftotext is not installed: its row is left out)');
+
+    for (let round = 0; round < rounds; round++) {
+      // Rotated each round, so no row always runs first.
+      const order = rows.map((_, i) => rows[(i + round) % rows.length]);
+      for (const row of order) {
+        const run = await timed(requests, inFlight, row.job);
+        row.seconds += run.seconds;
+        row.latencies.push(...run.latencies);
+        row.sequential.push(...(await timed(4, 1, row.job)).latencies);
+      }
+    }
+
+    const reference = rows.find((row) => row.name === 'pdftotext');
+    const pagesPerSecond = (row: Row) => (rounds * requests * pages) / row.seconds;
+    console.log(
+      `${pages}-page PDF (${(pdf.byteLength / 1024).toFixed(1)} KB), ${requests} documents × ${rounds} rounds, ${inFlight} in flight, ` +
+        `${os.availableParallelism()} cores, load ${os.loadavg()[0].toFixed(2)}`,
+    );
+    console.log(`${'row'.padEnd(26)} ${'pages/s'.padStart(8)} ${'vs pdftotext'.padStart(12)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'alone ms'.padStart(9)}`);
+    for (const row of rows) {
+      const ratio = reference ? `${(pagesPerSecond(row) / pagesPerSecond(reference)).toFixed(2)}×` : '-';
+      console.log(
+        `${row.name.padEnd(26)} ${pagesPerSecond(row).toFixed(0).padStart(8)} ${ratio.padStart(12)} ` +
+          `${percentile(row.latencies, 50).toFixed(1).padStart(7)} ${percentile(row.latencies, 95).toFixed(1).padStart(7)} ${percentile(row.sequential, 50).toFixed(1).padStart(9)}`,
+      );
+    }
+  } finally {
+    for (const server of servers) await stopServer(server);
+    await upstream.close();
+    rmSync(scratch, { recursive: true, force: true });
+  }
 }

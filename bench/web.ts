@@ -16,6 +16,10 @@
  *              which is how long every other request of the server would have waited. Also how
  *              long a conversion process takes to start (to its first small page) and its RSS,
  *              idle and after the large pages.
+ *   before/after p50 and p99 of a 1 MB page converted (markdown, text) by this tree's converter and
+ *              by the converter of an earlier commit (BENCH_WEB_BASELINE_REV, default af9fbfc, the
+ *              whole-page-fallback version), interleaved in one process. The earlier formats.ts
+ *              is read with `git show` into a temporary file, never kept in the tree.
  *
  * Usage: node bench/web.ts
  * Environment:
@@ -24,8 +28,13 @@
  *   BENCH_WEB_LEAK_RENDERS   renders for the leak check (default 500; 0 skips it; the first reading is at 100)
  *   BENCH_WEB_SKIP_BROWSER   1 to skip the browser parts
  *   BENCH_WEB_CONVERSIONS    conversions measured per case (default 5, after one warm-up)
+ *   BENCH_WEB_COMPARE_RUNS   conversions per converter and format in before/after (default 20)
+ *   BENCH_WEB_BASELINE_REV   the commit whose converter is "before" (default af9fbfc)
+ *   BENCH_WEB_ONLY_COMPARE   1 to run before/after alone
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import os from 'node:os';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { startTestService } from '../test/support/service.ts';
@@ -69,6 +78,50 @@ function poolPssMb(): number {
     }
   }
   return kb / 1024;
+}
+
+// ---- before/after ------------------------------------------------------------------------------
+type Convert = (html: string, pageUrl: string, options: { format: 'markdown' | 'text'; links: boolean }) => unknown;
+
+/** The converter of an earlier commit, loaded from a temporary copy whose package imports point at this tree's node_modules. */
+async function baselineConverter(rev: string): Promise<Convert> {
+  let source = execFileSync('git', ['show', `${rev}:src/adapters/web/formats.ts`], { encoding: 'utf8' });
+  source = source.replace(/from '([^'.][^']*)'/g, (_match, specifier: string) => `from '${import.meta.resolve(specifier)}'`);
+  if (/from '\./.test(source)) throw new Error(`formats.ts at ${rev} imports local modules; pick a commit whose converter is one file`);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'web-bench-'));
+  try {
+    const file = path.join(dir, 'formats.ts');
+    writeFileSync(file, source);
+    return ((await import(file)) as { convertPage: Convert }).convertPage;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+{
+  const rev = process.env.BENCH_WEB_BASELINE_REV || 'af9fbfc';
+  const runs = Math.max(2, count('BENCH_WEB_COMPARE_RUNS', 20));
+  const before = await baselineConverter(rev);
+  const big = largeArticlePage(1024 * 1024);
+  const pageUrl = 'https://site.example/big';
+  console.log(`before/after: ${(big.length / 1024 / 1024).toFixed(2)} MB article page, ${runs} runs each after a warm-up, interleaved, on this thread`);
+  for (const format of ['markdown', 'text'] as const) {
+    const samples = { before: [] as number[], after: [] as number[] };
+    before(big, pageUrl, { format, links: false });
+    convertPage(big, pageUrl, { format, links: false });
+    for (let i = 0; i < runs; i += 1) {
+      for (const [name, convert] of [['before', before], ['after', convertPage as Convert]] as const) {
+        const started = performance.now();
+        convert(big, pageUrl, { format, links: false });
+        samples[name].push(performance.now() - started);
+      }
+    }
+    for (const name of ['before', 'after'] as const) {
+      console.log(`  ${format.padEnd(8)} ${name === 'before' ? `before (${rev})` : 'after (this tree)'}`.padEnd(36) + `p50 ${ms(percentile(samples[name], 50))}  p99 ${ms(percentile(samples[name], 99))}`);
+    }
+  }
+  console.log(`  load average during the run: ${os.loadavg().map((value) => value.toFixed(1)).join(' ')} on ${os.cpus().length} cores`);
+  if (process.env.BENCH_WEB_ONLY_COMPARE === '1') process.exit(0);
 }
 
 const site = await startLoopbackSite();

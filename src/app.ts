@@ -14,6 +14,10 @@ import { listenAdminSocket } from './operator/admin-socket.ts';
 import { lockDataDir } from './storage/data-dir-lock.ts';
 import type { Endpoint } from './pipeline/endpoint.ts';
 import type { FastifyBaseLogger } from 'fastify';
+import { checkCapabilitySettings } from './capabilities.ts';
+import { ConfigError, envReader } from './core/env.ts';
+import { metricsSettings } from './metrics/index.ts';
+import { HostExemptions } from './outbound/url-policy.ts';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
@@ -51,7 +55,44 @@ function createLogger(config: Config, option: StartOptions['logger']): FastifyBa
   return stream ? pino(options, stream as pino.DestinationStream) : pino(options);
 }
 
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** `scheme://...` with one of the schemes, or a ConfigError naming the variable. */
+function checkServiceUrl(name: string, value: string | undefined, schemes: string[]): void {
+  if (value === undefined) return;
+  let protocol: string;
+  try {
+    protocol = new URL(value).protocol.replace(/:$/, '');
+  } catch {
+    throw new ConfigError(`${name} must be a URL such as ${schemes[0]}://host:port/... (got "${value}").`, name);
+  }
+  if (!schemes.includes(protocol)) throw new ConfigError(`${name} must be a ${schemes.join(' or ')} URL (got "${value}").`, name);
+}
+
+/**
+ * Every setting the start reads, checked before anything exists: loadConfig has read the core
+ * ones; this reads the rest (the capabilities', the metrics', the listeners' and the stores'
+ * URLs). A start refused here has created no DATA_DIR, run no migration and made no owner.
+ */
+export async function checkSettings(config: Config): Promise<void> {
+  const env = envReader(config.env);
+  if (config.port > 65_535) throw new ConfigError(`PORT must be a port number, 0 to 65535 (got "${config.port}").`, 'PORT');
+  if (!LOG_LEVELS.includes(config.logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${config.logLevel}").`, 'LOG_LEVEL');
+  checkServiceUrl('DATABASE_URL', config.databaseUrl, ['postgres', 'postgresql']);
+  checkServiceUrl('REDIS_URL', config.redisUrl, ['redis', 'rediss']);
+  env.positiveInteger('DATABASE_POOL_SIZE');
+  // Otherwise parsed only when the outbound client starts, after the migrations.
+  try {
+    new HostExemptions(config.outbound.allowHosts);
+  } catch (error) {
+    throw new ConfigError(`OUTBOUND_ALLOW_HOSTS: ${(error as Error).message}`, 'OUTBOUND_ALLOW_HOSTS');
+  }
+  env.read((reader) => metricsSettings(reader));
+  await checkCapabilitySettings(config);
+}
+
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
+  await checkSettings(config);
   const embedded = !config.databaseUrl;
   // One logger for the service and its requests: upstream failures found outside a request (a
   // circuit opening, Redis going away) land in the same log as the requests' own lines.

@@ -26,7 +26,11 @@ import type { OutboundClient } from './outbound/types.ts';
 import { forumCapability, type ForumClient } from './adapters/reddit/index.ts';
 import { ConfigError, envReader } from './core/env.ts';
 import { xCapability, type Microblog } from './adapters/x/index.ts';
+import { chainCapability, type ChainClient, type ChainRegistry } from './adapters/chain/index.ts';
+import { videoCapability, type VideoService } from './adapters/video/index.ts';
+import { freelanceCapability, type Freelance } from './adapters/freelance/index.ts';
 import type { Queryable } from './storage/db.ts';
+import { ENGINE_NAMES, ENGINES, isEngineName } from './adapters/search/engines/index.ts';
 
 export interface Capabilities {
   pdf(): PdfExtractor;
@@ -44,6 +48,14 @@ export interface Capabilities {
   forum(): ForumClient;
   /** The microblog (X) client and its page tokens. */
   microblog(): Microblog;
+  /** A blockchain's client (`ethereum`, `bitcoin`…), or undefined when that chain is not configured. */
+  chain(name: string): ChainClient | undefined;
+  /** Every chain's settings and client (the chains configured, their finality). */
+  chains(): ChainRegistry;
+  /** The video (YouTube InnerTube) client and its page tokens. */
+  video(): VideoService;
+  /** The freelance-marketplace (Freelancer.com) client, its skill catalogue and its page tokens. */
+  freelance(): Freelance;
   /**
    * Starts what the first request should not wait for: the PDF threads, the OCR engines and (when
    * Chromium is installed) the browser pool, telling `progress` what it is doing.
@@ -73,6 +85,10 @@ export interface PoolStats {
   queued: number;
   /** Workers replaced so far to give their memory back, for the pools that do. */
   recycled?: number;
+  /** Resident memory of the pool's processes (the browser's whole process tree), where measured. */
+  memoryBytes?: number;
+  /** Work ended for passing its memory limit (browser renderers killed), where counted. */
+  memoryKills?: number;
 }
 
 /** A capability started on first use, closed only if it was. */
@@ -129,9 +145,11 @@ export async function createCapabilities(
   const browserSettings = env.read((reader) => browserCapability.settings(reader));
 
   let browser: Promise<BrowserPool | null> | undefined;
+  // The pool once started, however it was (warm-up or a first request), for its gauges.
+  let runningBrowser: BrowserPool | null = null;
   const getBrowser = () =>
     (browser ??= isBrowserAvailable(browserSettings.executablePath).then((available) =>
-      available ? browserCapability.start(browserSettings, undefined) : null,
+      available ? (runningBrowser = browserCapability.start(browserSettings, undefined)) : null,
     ));
   const browserSource: BrowserSource = getBrowser;
 
@@ -158,6 +176,9 @@ export async function createCapabilities(
   const web = new Lazy(webCapability, env, () => ({ runtime, browser: browserSource }));
   const forum = new Lazy(forumCapability, env, () => ({ runtime }));
   const microblog = new Lazy(xCapability, env, () => ({ runtime, redis: deps.redis, redisPrefix: config.redisPrefix, db: deps.db }));
+  const chains = new Lazy(chainCapability, env, () => ({ runtime, db: deps.db }));
+  const video = new Lazy(videoCapability, env, () => ({ runtime, db: deps.db }));
+  const freelance = new Lazy(freelanceCapability, env, () => ({ runtime, db: deps.db }));
   let documents: DocumentFetcher | undefined;
   let warmState: 'never' | 'warming' | 'warm' = 'never';
   let closed = false;
@@ -173,6 +194,10 @@ export async function createCapabilities(
     runtime,
     forum: () => forum.get(),
     microblog: () => microblog.get(),
+    chain: (name) => chains.get().client(name),
+    chains: () => chains.get(),
+    video: () => video.get(),
+    freelance: () => freelance.get(),
     async warm(progress = () => {}) {
       warmState = 'warming';
       progress('starting the PDF pool');
@@ -208,9 +233,10 @@ export async function createCapabilities(
         const s = webService.converter.stats();
         stats.push({ pool: 'web', workers: s.processes, busy: s.busy, queued: s.queued, recycled: s.recycled });
       }
-      if (startedBrowser) {
-        const s = startedBrowser.stats();
-        stats.push({ pool: 'browser', workers: s.running, busy: s.active, queued: s.queued });
+      const statsBrowser = startedBrowser ?? runningBrowser;
+      if (statsBrowser) {
+        const s = statsBrowser.stats();
+        stats.push({ pool: 'browser', workers: s.running, busy: s.active, queued: s.queued, memoryBytes: s.memoryBytes, memoryKills: s.memoryKills });
       }
       return stats;
     },
@@ -219,6 +245,11 @@ export async function createCapabilities(
       const probes: UpstreamProbe[] = search.probes();
       probes.push({ upstream: 'reddit', operation: 'listing', run: (context) => forum.get().probe(context) });
       probes.push(...microblog.get().client.probes());
+      for (const name of chains.get().configured()) {
+        probes.push({ upstream: `chain-${name}`, operation: name === 'bitcoin' ? 'tip-height' : 'eth_blockNumber', run: (context) => chains.get().client(name)!.probe(context) });
+      }
+      probes.push({ upstream: 'youtube', operation: 'player', run: (context) => video.get().client.probe(context) });
+      probes.push({ upstream: 'freelancer', operation: 'projects_active', run: (context) => freelance.get().client.probe(context) });
       const solver = web.settings.solver;
       if (solver) {
         const upstream = runtime.upstream({ timeoutMs: 15_000, baseUrl: solver.url, maxRedirects: 0 });
@@ -228,7 +259,37 @@ export async function createCapabilities(
     },
     async close() {
       closed = true;
-      await Promise.all([pdf.close(), ocr.close(), forum.close(), microblog.close(), web.close(), browser?.then((pool) => (pool ? browserCapability.close(pool) : undefined))]);
+      await Promise.all([pdf.close(), ocr.close(), forum.close(), microblog.close(), video.close(), freelance.close(), web.close(), browser?.then((pool) => (pool ? browserCapability.close(pool) : undefined))]);
     },
   };
+}
+
+/**
+ * Reads every capability's settings, as `createCapabilities` will, without starting anything.
+ * `startService` calls it before DATA_DIR, the database or the owner account exist, so a bad
+ * setting stops the start having created nothing. A capability added to `createCapabilities`
+ * is added here too (test/integration/start-failure.test.ts finds the variables that are not).
+ */
+export async function checkCapabilitySettings(config: Config): Promise<void> {
+  const env = envReader(config.env);
+  env.read((reader) => pdfCapability.settings(reader));
+  env.read((reader) => ocrCapability.settings(reader));
+  env.read((reader) => webCapability.settings(reader));
+  env.read((reader) => forumCapability.settings(reader));
+  env.read((reader) => xCapability.settings(reader));
+  env.read((reader) => chainCapability.settings(reader));
+  env.read((reader) => videoCapability.settings(reader));
+  env.read((reader) => freelanceCapability.settings(reader));
+  env.read((reader) => breakerSettings(reader));
+  const browserSettings = env.read((reader) => browserCapability.settings(reader));
+  // The engine list is otherwise checked only when the chain is built, after the database opened.
+  const search = env.read((reader) => searchCapability.settings(reader));
+  const unknown = search.engines.find((name) => !isEngineName(name));
+  if (unknown !== undefined) {
+    throw new ConfigError(`Unknown search engine "${unknown}" in SEARCH_ENGINES (known: ${ENGINE_NAMES.join(', ')}).`, 'SEARCH_ENGINES');
+  }
+  const needsBrowser = search.engines.length > 0 && search.engines.every((name) => isEngineName(name) && ENGINES[name].via === 'browser');
+  if (needsBrowser && !(await isBrowserAvailable(browserSettings.executablePath))) {
+    throw new ConfigError(`SEARCH_ENGINES lists only engines that need Chromium, and none was found at ${browserSettings.executablePath}.`, 'SEARCH_ENGINES');
+  }
 }

@@ -21,6 +21,7 @@ import { WebhookSecrets } from './webhooks/secrets.ts';
 import { JobService } from './jobs/service.ts';
 import type { Upstream } from './adapters/kit/runtime.ts';
 import { siteUpstream } from './adapters/site/index.ts';
+import { MonitorService } from './monitors/service.ts';
 
 export interface Services {
   config: Config;
@@ -43,6 +44,8 @@ export interface Services {
   webhookSecrets: WebhookSecrets;
   /** Crawls and batches: durable jobs on the queue in the database, and their webhooks (src/jobs). */
   jobs: JobService;
+  /** Wallet monitors of the blockchain product: one follower per chain, signed deliveries (src/monitors). */
+  monitors: MonitorService;
   close(): Promise<void>;
 }
 
@@ -122,6 +125,18 @@ export async function createPlatformServices(config: Config, options: { migrate?
     });
     // Stopped before the capabilities it fetches with, and the database under its queue.
     opened.push(() => jobs.stop(config.shutdownGraceMs));
+    const monitors = new MonitorService({
+      db,
+      ledger,
+      prices,
+      outbound,
+      secrets: webhookSecrets,
+      settings: { pollMs: config.jobs.chainPollMs, retryBaseSeconds: config.jobs.webhookRetryBaseSeconds, enabled: config.jobs.concurrency > 0 },
+      chain: (name) => capabilities.chain(name),
+      logger: options.logger,
+    });
+    // Started and stopped with the job workers: the server runs it, the command line never does.
+    jobs.attachMonitors(monitors);
     return {
       config,
       db,
@@ -133,6 +148,7 @@ export async function createPlatformServices(config: Config, options: { migrate?
       history: new HistoryStore(db),
       webhookSecrets,
       jobs,
+      monitors,
       throttle: throttleStore,
       redis,
       outbound,

@@ -29,6 +29,12 @@ export const OPERATIONS = {
     "input": "body",
     "pathParams": []
   },
+  "createChainMonitor": {
+    "method": "POST",
+    "path": "/v1/chain/monitors",
+    "input": "body",
+    "pathParams": []
+  },
   "deleteAdminJobsByJob": {
     "method": "DELETE",
     "path": "/admin/jobs/{job}",
@@ -51,6 +57,14 @@ export const OPERATIONS = {
     "input": "query",
     "pathParams": [
       "user"
+    ]
+  },
+  "deleteChainMonitor": {
+    "method": "DELETE",
+    "path": "/v1/chain/monitors/{id}",
+    "input": "query",
+    "pathParams": [
+      "id"
     ]
   },
   "extractImage": {
@@ -141,6 +155,14 @@ export const OPERATIONS = {
       "id"
     ]
   },
+  "getChainMonitor": {
+    "method": "GET",
+    "path": "/v1/chain/monitors/{id}",
+    "input": "query",
+    "pathParams": [
+      "id"
+    ]
+  },
   "getCrawl": {
     "method": "GET",
     "path": "/v1/crawl/{id}",
@@ -164,6 +186,20 @@ export const OPERATIONS = {
   "getWebhookSecret": {
     "method": "GET",
     "path": "/me/webhook-secret",
+    "input": "query",
+    "pathParams": []
+  },
+  "listChainMonitorEvents": {
+    "method": "GET",
+    "path": "/v1/chain/monitors/{id}/events",
+    "input": "query",
+    "pathParams": [
+      "id"
+    ]
+  },
+  "listChainMonitors": {
+    "method": "GET",
+    "path": "/v1/chain/monitors",
     "input": "query",
     "pathParams": []
   },
@@ -215,6 +251,18 @@ export const OPERATIONS = {
       "user"
     ]
   },
+  "postV1ChainTransactions": {
+    "method": "POST",
+    "path": "/v1/chain/transactions",
+    "input": "body",
+    "pathParams": []
+  },
+  "postV1ChainWallet": {
+    "method": "POST",
+    "path": "/v1/chain/wallet",
+    "input": "body",
+    "pathParams": []
+  },
   "postV1Forum": {
     "method": "POST",
     "path": "/v1/forum",
@@ -245,6 +293,18 @@ export const OPERATIONS = {
     "input": "body",
     "pathParams": []
   },
+  "postV1FreelanceProject": {
+    "method": "POST",
+    "path": "/v1/freelance/project",
+    "input": "body",
+    "pathParams": []
+  },
+  "postV1FreelanceSearch": {
+    "method": "POST",
+    "path": "/v1/freelance/search",
+    "input": "body",
+    "pathParams": []
+  },
   "postV1MbLegacy": {
     "method": "POST",
     "path": "/v1/mb-legacy",
@@ -272,6 +332,36 @@ export const OPERATIONS = {
   "postV1MbUserTweets": {
     "method": "POST",
     "path": "/v1/mb/user-tweets",
+    "input": "body",
+    "pathParams": []
+  },
+  "postV1Video": {
+    "method": "POST",
+    "path": "/v1/video",
+    "input": "body",
+    "pathParams": []
+  },
+  "postV1VideoChannel": {
+    "method": "POST",
+    "path": "/v1/video/channel",
+    "input": "body",
+    "pathParams": []
+  },
+  "postV1VideoComments": {
+    "method": "POST",
+    "path": "/v1/video/comments",
+    "input": "body",
+    "pathParams": []
+  },
+  "postV1VideoSearch": {
+    "method": "POST",
+    "path": "/v1/video/search",
+    "input": "body",
+    "pathParams": []
+  },
+  "postV1VideoTranscript": {
+    "method": "POST",
+    "path": "/v1/video/transcript",
     "input": "body",
     "pathParams": []
   },
@@ -313,6 +403,14 @@ export const OPERATIONS = {
     "input": "body",
     "pathParams": [
       "user"
+    ]
+  },
+  "resumeChainMonitor": {
+    "method": "PATCH",
+    "path": "/v1/chain/monitors/{id}",
+    "input": "body",
+    "pathParams": [
+      "id"
     ]
   },
   "rotateWebhookSecret": {

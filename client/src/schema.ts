@@ -503,6 +503,126 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/chain/monitors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your wallet monitors
+         * @description Every monitor of yours, oldest first.
+         */
+        get: operations["listChainMonitors"];
+        put?: never;
+        /**
+         * Watch addresses of a chain
+         * @description Watches 1 to 100 addresses from the next block on: every transfer touching one of them (native or token, filtered by `asset` and `min_value`) is POSTed to `webhook_url` as a signed `chain.transfer` event once it has `confirmations` blocks (the chain's finality by default). 1 credit per event delivered and 5 credits per watched address per UTC day; a balance that cannot pay pauses the monitor (`paused_no_credits`). 503 when the chain is not configured.
+         *
+         *     Billed to the **blockchain** balance, only on success.
+         */
+        post: operations["createChainMonitor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/chain/monitors/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A wallet monitor
+         * @description The monitor; another user’s or an unknown id is 404.
+         */
+        get: operations["getChainMonitor"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a wallet monitor
+         * @description Stops watching at once; events not delivered yet are dropped, and nothing more is billed.
+         */
+        delete: operations["deleteChainMonitor"];
+        options?: never;
+        head?: never;
+        /**
+         * Resume a paused monitor
+         * @description `{"status":"active"}` resumes a monitor paused for want of credits: its waiting events are delivered, oldest first, and it watches new blocks again (transfers mined while it was paused are not sent). 403 when the balance cannot pay one event.
+         *
+         *     Billed to the **blockchain** balance, only on success.
+         */
+        patch: operations["resumeChainMonitor"];
+        trace?: never;
+    };
+    "/v1/chain/monitors/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A monitor’s deliveries
+         * @description The monitor’s events, newest first, 100 per answer, each with its delivery status, attempts and last error. Kept 7 days.
+         */
+        get: operations["listChainMonitorEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/chain/transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A wallet's transfers
+         * @description Transfers touching an address, newest first: native transactions and ERC-20 transfers (EVM), or the address's net movement per transaction (Bitcoin). Filter by `direction` and `asset`; pass `next_page_token` back, with the same chain and address, for the next page. Without an indexer, EVM history covers a bounded window of recent blocks (docs/blockchain.md). 10 credits; 422, 502 and 503 are free.
+         *
+         *     Billed to the **blockchain** balance, only on success.
+         */
+        post: operations["postV1ChainTransactions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/chain/wallet": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A wallet's balances
+         * @description The native balance of an address, its ERC-20 balances (the tokens seen in its transfers, read with `balanceOf`), its transaction count and its last activity. Amounts are decimal strings in base units. 5 credits; 422, 502 and 503 (chain not configured) are free.
+         *
+         *     Billed to the **blockchain** balance, only on success.
+         */
+        post: operations["postV1ChainWallet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/crawl": {
         parameters: {
             query?: never;
@@ -681,6 +801,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/freelance/project": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One freelance project
+         * @description A Freelancer.com project by its page URL or id (send exactly one), with its full description, bid summary (`bid_count`, `average_bid` in the budget's currency) and its owner's public details. Costs 3 credits; a missing or deleted project (404) and an upstream failure (502) are free.
+         *
+         *     Billed to the **scraping** balance, only on success.
+         */
+        post: operations["postV1FreelanceProject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/freelance/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search freelance projects
+         * @description Active projects on Freelancer.com matching a query (`/api/projects/0.1/projects/active/`), filtered by skill names, budget and type, ranked by relevance or newest first. Budgets are in each project's own currency. One page at a time: pass back `next_page_token` with the same query and filters. An unknown skill name is a 422. Costs 3 credits; an upstream failure (502) is free.
+         *
+         *     Billed to the **scraping** balance, only on success.
+         */
+        post: operations["postV1FreelanceSearch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/image": {
         parameters: {
             query?: never;
@@ -853,6 +1017,116 @@ export interface paths {
          *     Billed to the **extraction** balance, only on success.
          */
         post: operations["extractPdf"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/video": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One video
+         * @description A YouTube video's details by URL or id (send exactly one): title, description, channel, duration, exact view, like and comment counts (null when YouTube shows only a rounded figure), keywords, thumbnails, chapters and caption tracks. Costs 3 credits; a private, removed, age-restricted or region-blocked video (404) and an upstream failure (502) are free.
+         *
+         *     Billed to the **scraping** balance, only on success.
+         */
+        post: operations["postV1Video"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/video/channel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A channel's videos
+         * @description A YouTube channel by URL, @handle or id (send exactly one): the channel (with its subscriber and video counts, null when YouTube shows only a rounded figure) and its uploads, newest first, one page at a time; every page carries the channel. Costs 10 credits; an unknown or removed channel (404) and 502 are free.
+         *
+         *     Billed to the **scraping** balance, only on success.
+         */
+        post: operations["postV1VideoChannel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/video/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A video's comments
+         * @description Top-level comments of a video by URL or id (send exactly one), `top` (YouTube's order) or `newest` first, one page at a time (about 20). Comments turned off is an empty page (200). Costs 3 credits; an unavailable video (404) and 502 are free.
+         *
+         *     Billed to the **scraping** balance, only on success.
+         */
+        post: operations["postV1VideoComments"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/video/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search videos
+         * @description YouTube search, one page at a time (about 20 results). `type` keeps one kind of result (video, channel or playlist); `sort` orders them. No match is an empty page (200). Costs 10 credits; 502 is free.
+         *
+         *     Billed to the **scraping** balance, only on success.
+         */
+        post: operations["postV1VideoSearch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/video/transcript": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A video's transcript
+         * @description The captions of a video as timed segments and one joined text: the track in `language` when the video has one (a manual track before an auto-generated one), else the video's default track. Costs 3 credits; no transcript (or none in that language), and an unavailable video, answer 404; 404 and 502 are free.
+         *
+         *     Billed to the **scraping** balance, only on success.
+         */
+        post: operations["postV1VideoTranscript"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3816,7 +4090,7 @@ export interface operations {
                     "application/json": {
                         /** @description Days without requests are left out. */
                         data: {
-                            /** @description Credits charged, refunds deducted. */
+                            /** @description Credits charged, refunds deducted; includes what wallet monitors were charged (delivered events, daily address fees), which are not requests. */
                             credits: number;
                             /**
                              * Format: date
@@ -4191,6 +4465,988 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    listChainMonitors: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The monitors. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "5f0c1b8e-2a4d-4c6e-8f10-3b2a1c0d9e8f",
+                     *           "chain": "ethereum",
+                     *           "addresses": [
+                     *             "0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045"
+                     *           ],
+                     *           "webhook_url": "https://example.com/hooks/chain",
+                     *           "status": "active",
+                     *           "asset": "all",
+                     *           "min_value": "0",
+                     *           "confirmations": 12,
+                     *           "created_at": "2026-11-26T10:00:00.123000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            addresses: string[];
+                            /** @description `native`, `token` or `all`. */
+                            asset: string;
+                            chain: string;
+                            /** @description Blocks on top of a transfer’s (its own included) before it is sent. */
+                            confirmations: number;
+                            created_at: string;
+                            id: string;
+                            /** @description Smallest value matched, in base units. */
+                            min_value: string;
+                            /** @description `active`, or `paused_no_credits` (the balance could not pay; PATCH it back to active). */
+                            status: string;
+                            webhook_url: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    createChainMonitor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Addresses in the chain’s own format.
+                     * @example [
+                     *       "0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045"
+                     *     ]
+                     */
+                    addresses: string[];
+                    /**
+                     * @description `native` (the chain’s coin), `token` (ERC-20) or `all`.
+                     * @default all
+                     * @enum {string}
+                     */
+                    asset?: "native" | "token" | "all";
+                    /**
+                     * @example ethereum
+                     * @enum {string}
+                     */
+                    chain: "ethereum" | "base" | "polygon" | "arbitrum" | "optimism" | "bsc" | "bitcoin";
+                    /** @description Blocks before a transfer is sent (its own included). Default: the chain’s finality. */
+                    confirmations?: number;
+                    /**
+                     * @description Smallest transfer value matched, in base units. Default 0.
+                     * @example 1000000
+                     */
+                    min_value?: string;
+                    /**
+                     * @description Where events are POSTed: http(s), a public address when each event is delivered.
+                     * @example https://example.com/hooks/chain
+                     */
+                    webhook_url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The monitor, active. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "5f0c1b8e-2a4d-4c6e-8f10-3b2a1c0d9e8f",
+                     *       "chain": "ethereum",
+                     *       "addresses": [
+                     *         "0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045"
+                     *       ],
+                     *       "webhook_url": "https://example.com/hooks/chain",
+                     *       "status": "active",
+                     *       "asset": "all",
+                     *       "min_value": "0",
+                     *       "confirmations": 12,
+                     *       "created_at": "2026-11-26T10:00:00.123000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        addresses: string[];
+                        /** @description `native`, `token` or `all`. */
+                        asset: string;
+                        chain: string;
+                        /** @description Blocks on top of a transfer’s (its own included) before it is sent. */
+                        confirmations: number;
+                        created_at: string;
+                        id: string;
+                        /** @description Smallest value matched, in base units. */
+                        min_value: string;
+                        /** @description `active`, or `paused_no_credits` (the balance could not pay; PATCH it back to active). */
+                        status: string;
+                        webhook_url: string;
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The balance is lower than the cost. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "You do not have enough credits to perform this action."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description The upstream did not answer usefully; nothing was charged. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The upstream service is unavailable, please retry."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every worker is busy and the queue is full; nothing was charged. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The server is busy, please retry shortly."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getChainMonitor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The monitor id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The monitor. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "5f0c1b8e-2a4d-4c6e-8f10-3b2a1c0d9e8f",
+                     *       "chain": "ethereum",
+                     *       "addresses": [
+                     *         "0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045"
+                     *       ],
+                     *       "webhook_url": "https://example.com/hooks/chain",
+                     *       "status": "active",
+                     *       "asset": "all",
+                     *       "min_value": "0",
+                     *       "confirmations": 12,
+                     *       "created_at": "2026-11-26T10:00:00.123000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        addresses: string[];
+                        /** @description `native`, `token` or `all`. */
+                        asset: string;
+                        chain: string;
+                        /** @description Blocks on top of a transfer’s (its own included) before it is sent. */
+                        confirmations: number;
+                        created_at: string;
+                        id: string;
+                        /** @description Smallest value matched, in base units. */
+                        min_value: string;
+                        /** @description `active`, or `paused_no_credits` (the balance could not pay; PATCH it back to active). */
+                        status: string;
+                        webhook_url: string;
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    deleteChainMonitor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The monitor id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "5f0c1b8e-2a4d-4c6e-8f10-3b2a1c0d9e8f",
+                     *       "deleted": true
+                     *     }
+                     */
+                    "application/json": {
+                        deleted: boolean;
+                        id: string;
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    resumeChainMonitor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The monitor id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Only `active`.
+                     * @example active
+                     * @enum {string}
+                     */
+                    status: "active";
+                };
+            };
+        };
+        responses: {
+            /** @description The monitor as it is now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "5f0c1b8e-2a4d-4c6e-8f10-3b2a1c0d9e8f",
+                     *       "chain": "ethereum",
+                     *       "addresses": [
+                     *         "0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045"
+                     *       ],
+                     *       "webhook_url": "https://example.com/hooks/chain",
+                     *       "status": "active",
+                     *       "asset": "all",
+                     *       "min_value": "0",
+                     *       "confirmations": 12,
+                     *       "created_at": "2026-11-26T10:00:00.123000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        addresses: string[];
+                        /** @description `native`, `token` or `all`. */
+                        asset: string;
+                        chain: string;
+                        /** @description Blocks on top of a transfer’s (its own included) before it is sent. */
+                        confirmations: number;
+                        created_at: string;
+                        id: string;
+                        /** @description Smallest value matched, in base units. */
+                        min_value: string;
+                        /** @description `active`, or `paused_no_credits` (the balance could not pay; PATCH it back to active). */
+                        status: string;
+                        webhook_url: string;
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The balance is lower than the cost. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "You do not have enough credits to perform this action."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    listChainMonitorEvents: {
+        parameters: {
+            query?: {
+                skip?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The monitor id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deliveries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0f8e7d6c-5b4a-5c3d-9e2f-1a0b9c8d7e6f",
+                     *           "type": "chain.transfer",
+                     *           "status": "delivered",
+                     *           "attempts": 1,
+                     *           "last_status": 204,
+                     *           "last_error": null,
+                     *           "created_at": "2026-11-26T10:01:00.000000Z",
+                     *           "delivered_at": "2026-11-26T10:01:00.250000Z"
+                     *         }
+                     *       ],
+                     *       "next": null
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            attempts: number;
+                            created_at: string;
+                            delivered_at: string | null;
+                            /** @description The event id (`Gleaner-Event-Id`). */
+                            id: string;
+                            last_error: string | null;
+                            /** @description The receiver’s last HTTP status, if it answered. */
+                            last_status: number | null;
+                            /** @description `pending`, `delivered` or `failed` (refused address, or 24 hours of failures). */
+                            status: string;
+                            /** @description `chain.transfer`, `chain.transfer_reverted` or `chain.monitor_paused`. */
+                            type: string;
+                        }[];
+                        next: string | null;
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    postV1ChainTransactions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description EVM: `0x` and 40 hex digits (a mixed-case one must carry its EIP-55 checksum). Bitcoin: P2PKH, P2SH, bech32 or bech32m of the configured network.
+                     * @example 0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045
+                     */
+                    address: string;
+                    /**
+                     * @description `native`, `token` (ERC-20) or `all`.
+                     * @default all
+                     * @enum {string}
+                     */
+                    asset?: "native" | "token" | "all";
+                    /**
+                     * @description The chain: an EVM chain read over JSON-RPC, or `bitcoin` over Esplora.
+                     * @example ethereum
+                     * @enum {string}
+                     */
+                    chain: "ethereum" | "base" | "polygon" | "arbitrum" | "optimism" | "bsc" | "bitcoin";
+                    /**
+                     * @description `in`: received; `out`: sent; `all`.
+                     * @default all
+                     * @enum {string}
+                     */
+                    direction?: "in" | "out" | "all";
+                    /** @default 25 */
+                    limit?: number;
+                    /** @description From the previous answer's pagination, with the same chain and address. */
+                    next_page_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description One page of transfers, newest first, and the token of the next page (null on the last). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "response": [
+                     *         {
+                     *           "hash": "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060",
+                     *           "block_number": 21500123,
+                     *           "timestamp": "2026-11-22T10:15:35.000000Z",
+                     *           "from": "0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045",
+                     *           "to": "0x225E9B54F41F44F42150b6aAA730Da5f2d23FAf2",
+                     *           "value": "2500000",
+                     *           "asset": {
+                     *             "type": "erc20",
+                     *             "contract": "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48",
+                     *             "symbol": "USDC",
+                     *             "decimals": 6
+                     *           },
+                     *           "fee": "42000000000000",
+                     *           "status": "success",
+                     *           "confirmations": 14
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "next_page_token": "eyJjIjoi…"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        pagination: {
+                            next_page_token: string;
+                        };
+                        response: {
+                            asset: {
+                                contract: string;
+                                decimals: number;
+                                symbol: string;
+                                type: string;
+                            };
+                            block_number: number;
+                            confirmations: number;
+                            fee: string;
+                            from: string;
+                            hash: string;
+                            status: string;
+                            timestamp: string;
+                            to: string;
+                            value: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The balance is lower than the cost. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "You do not have enough credits to perform this action."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description The upstream did not answer usefully; nothing was charged. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The upstream service is unavailable, please retry."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every worker is busy and the queue is full; nothing was charged. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The server is busy, please retry shortly."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postV1ChainWallet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description EVM: `0x` and 40 hex digits (a mixed-case one must carry its EIP-55 checksum). Bitcoin: P2PKH, P2SH, bech32 or bech32m of the configured network.
+                     * @example 0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045
+                     */
+                    address: string;
+                    /**
+                     * @description The chain: an EVM chain read over JSON-RPC, or `bitcoin` over Esplora.
+                     * @example ethereum
+                     * @enum {string}
+                     */
+                    chain: "ethereum" | "base" | "polygon" | "arbitrum" | "optimism" | "bsc" | "bitcoin";
+                };
+            };
+        };
+        responses: {
+            /** @description The wallet. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "response": {
+                     *         "chain": "ethereum",
+                     *         "address": "0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045",
+                     *         "native": {
+                     *           "value": "1234500000000000000",
+                     *           "decimals": 18,
+                     *           "symbol": "ETH"
+                     *         },
+                     *         "tokens": [
+                     *           {
+                     *             "contract": "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48",
+                     *             "symbol": "USDC",
+                     *             "name": "USD Coin",
+                     *             "decimals": 6,
+                     *             "value": "2500000"
+                     *           }
+                     *         ],
+                     *         "tx_count": 1523,
+                     *         "last_activity_at": "2026-11-22T10:15:35.000000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        response: {
+                            address: string;
+                            chain: string;
+                            last_activity_at: string;
+                            native: {
+                                decimals: number;
+                                symbol: string;
+                                value: string;
+                            };
+                            tokens: {
+                                contract: string;
+                                decimals: number;
+                                name: string;
+                                symbol: string;
+                                value: string;
+                            }[];
+                            tx_count: number;
+                        };
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The balance is lower than the cost. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "You do not have enough credits to perform this action."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description The upstream did not answer usefully; nothing was charged. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The upstream service is unavailable, please retry."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every worker is busy and the queue is full; nothing was charged. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The server is busy, please retry shortly."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -5546,6 +6802,360 @@ export interface operations {
             };
         };
     };
+    postV1FreelanceProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The project id, as digits (a JSON integer is accepted too).
+                     * @example 37912345
+                     */
+                    id?: string;
+                    /**
+                     * Format: uri
+                     * @description A project page on freelancer.com or a country site (freelancer.co.uk, freelancer.in…): `/projects/<category>/<slug>` or `/projects/<id>`.
+                     * @example https://www.freelancer.com/projects/python/scrape-product-catalogue-csv
+                     */
+                    url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The project, its bid summary and its owner. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "response": {
+                     *         "id": 37912345,
+                     *         "url": "https://www.freelancer.com/projects/python/scrape-product-catalogue-csv",
+                     *         "title": "Scrape a product catalogue into CSV",
+                     *         "description": "I need a Python script that reads our supplier's catalogue (about 4,000 products) and writes a CSV with name, SKU, price and stock.",
+                     *         "type": "fixed",
+                     *         "budget": {
+                     *           "min": 30,
+                     *           "max": 250,
+                     *           "currency": "USD"
+                     *         },
+                     *         "skills": [
+                     *           "Python",
+                     *           "Web Scraping",
+                     *           "Data Entry"
+                     *         ],
+                     *         "bid_count": 14,
+                     *         "average_bid": 142.5,
+                     *         "posted_at": "2026-11-20T09:14:03.000000Z",
+                     *         "country": "Australia",
+                     *         "status": "active",
+                     *         "updated_at": "2026-11-20T11:02:40.000000Z",
+                     *         "bid_period_days": 7,
+                     *         "language": "en",
+                     *         "upgrades": [
+                     *           "urgent"
+                     *         ],
+                     *         "hourly": null,
+                     *         "owner": {
+                     *           "id": 4455667,
+                     *           "username": "catalogue_co",
+                     *           "display_name": "Catalogue Co.",
+                     *           "country": "Australia",
+                     *           "city": "Brisbane",
+                     *           "registered_at": "2019-03-02T22:41:10.000000Z",
+                     *           "payment_verified": true,
+                     *           "rating": 4.9,
+                     *           "reviews": 23
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        response: {
+                            average_bid: number;
+                            bid_count: number;
+                            bid_period_days: number;
+                            budget: {
+                                currency: string;
+                                max: number;
+                                min: number;
+                            };
+                            country: string;
+                            description: string;
+                            hourly?: unknown;
+                            id: number;
+                            language: string;
+                            owner: {
+                                city: string;
+                                country: string;
+                                display_name: string;
+                                id: number;
+                                payment_verified: boolean;
+                                rating: number;
+                                registered_at: string;
+                                reviews: number;
+                                username: string;
+                            };
+                            posted_at: string;
+                            skills: string[];
+                            status: string;
+                            title: string;
+                            type: string;
+                            updated_at: string;
+                            upgrades: string[];
+                            url: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The balance is lower than the cost. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "You do not have enough credits to perform this action."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description The upstream did not answer usefully; nothing was charged. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The upstream service is unavailable, please retry."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postV1FreelanceSearch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @default 25 */
+                    limit?: number;
+                    /** @description Highest budget, in the project's currency (Freelancer's `max_price`). */
+                    max_budget?: number;
+                    /** @description Lowest budget, in the project's currency (Freelancer's `min_price`). */
+                    min_budget?: number;
+                    /** @description From the previous answer's pagination, with the same query and filters. */
+                    next_page_token?: string;
+                    /**
+                     * @description `fixed` price or `hourly`.
+                     * @enum {string}
+                     */
+                    project_type?: "fixed" | "hourly";
+                    /** @example python scraping */
+                    query: string;
+                    /** @description Skill names as Freelancer lists them (any case), e.g. `["Python", "Web Scraping"]`. A project matches when it asks for any of them. */
+                    skills?: string[];
+                    /**
+                     * @description `relevance` (Freelancer's ranking) or `latest` (most recently updated first).
+                     * @default relevance
+                     * @enum {string}
+                     */
+                    sort?: "latest" | "relevance";
+                };
+            };
+        };
+        responses: {
+            /** @description One page of projects, and the token of the next page (null on the last) with the number of matches in all. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "response": [
+                     *         {
+                     *           "id": 37912345,
+                     *           "url": "https://www.freelancer.com/projects/python/scrape-product-catalogue-csv",
+                     *           "title": "Scrape a product catalogue into CSV",
+                     *           "description": "I need a Python script that reads our supplier's catalogue (about 4,000 products) and writes a CSV with name, SKU, price and stock.",
+                     *           "type": "fixed",
+                     *           "budget": {
+                     *             "min": 30,
+                     *             "max": 250,
+                     *             "currency": "USD"
+                     *           },
+                     *           "skills": [
+                     *             "Python",
+                     *             "Web Scraping",
+                     *             "Data Entry"
+                     *           ],
+                     *           "bid_count": 14,
+                     *           "average_bid": 142.5,
+                     *           "posted_at": "2026-11-20T09:14:03.000000Z",
+                     *           "country": "Australia",
+                     *           "status": "active"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "next_page_token": "eyJjIjoiMjUi…",
+                     *         "total_count": 1342
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        pagination: {
+                            next_page_token: string;
+                            total_count: number;
+                        };
+                        response: {
+                            average_bid: number;
+                            bid_count: number;
+                            budget: {
+                                currency: string;
+                                max: number;
+                                min: number;
+                            };
+                            country: string;
+                            description: string;
+                            id: number;
+                            posted_at: string;
+                            skills: string[];
+                            status: string;
+                            title: string;
+                            type: string;
+                            url: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The balance is lower than the cost. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "You do not have enough credits to perform this action."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description The upstream did not answer usefully; nothing was charged. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The upstream service is unavailable, please retry."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     extractImage: {
         parameters: {
             query?: never;
@@ -6804,6 +8414,843 @@ export interface operations {
             };
         };
     };
+    postV1Video: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description The 11-character video id. */
+                    id?: string;
+                    /**
+                     * Format: uri
+                     * @description Any YouTube video URL: watch?v=, youtu.be/, shorts/, live/, embed/, on www., m., music. or the bare domain.
+                     * @example https://www.youtube.com/watch?v=jNQXAC9IVRw
+                     */
+                    url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The video. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "response": {
+                     *         "id": "jNQXAC9IVRw",
+                     *         "url": "https://www.youtube.com/watch?v=jNQXAC9IVRw",
+                     *         "title": "Me at the zoo",
+                     *         "description": "The first video on YouTube…",
+                     *         "channel": {
+                     *           "id": "UC4QobU6STFB0P71PMvOGN5A",
+                     *           "name": "jawed",
+                     *           "url": "https://www.youtube.com/channel/UC4QobU6STFB0P71PMvOGN5A"
+                     *         },
+                     *         "published_at": "2005-04-24T03:31:52.000000Z",
+                     *         "duration_seconds": 19,
+                     *         "view_count": 348123456,
+                     *         "like_count": 17654321,
+                     *         "comment_count": 10234567,
+                     *         "keywords": [
+                     *           "me at the zoo",
+                     *           "jawed karim"
+                     *         ],
+                     *         "category": "Film & Animation",
+                     *         "is_live": false,
+                     *         "thumbnails": [
+                     *           {
+                     *             "url": "https://i.ytimg.com/vi/jNQXAC9IVRw/hqdefault.jpg",
+                     *             "width": 480,
+                     *             "height": 360
+                     *           },
+                     *           {
+                     *             "url": "https://i.ytimg.com/vi/jNQXAC9IVRw/maxresdefault.jpg",
+                     *             "width": 1280,
+                     *             "height": 720
+                     *           }
+                     *         ],
+                     *         "chapters": [],
+                     *         "captions": [
+                     *           {
+                     *             "language": "en",
+                     *             "name": "English",
+                     *             "auto_generated": false
+                     *           }
+                     *         ],
+                     *         "is_family_safe": true,
+                     *         "is_unlisted": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        response: {
+                            captions: {
+                                auto_generated: boolean;
+                                language: string;
+                                name: string;
+                            }[];
+                            category: string;
+                            channel: {
+                                id: string;
+                                name: string;
+                                url: string;
+                            };
+                            chapters: unknown[];
+                            comment_count: number;
+                            description: string;
+                            duration_seconds: number;
+                            id: string;
+                            is_family_safe: boolean;
+                            is_live: boolean;
+                            is_unlisted: boolean;
+                            keywords: string[];
+                            like_count: number;
+                            published_at: string;
+                            thumbnails: {
+                                height: number;
+                                url: string;
+                                width: number;
+                            }[];
+                            title: string;
+                            url: string;
+                            view_count: number;
+                        };
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The balance is lower than the cost. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "You do not have enough credits to perform this action."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description The upstream did not answer usefully; nothing was charged. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The upstream service is unavailable, please retry."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postV1VideoChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description With or without @.
+                     * @example @creativecommons
+                     */
+                    handle?: string;
+                    /**
+                     * @description The channel id: UC and 22 characters.
+                     * @example UCTwECeGqMZee77BjdoYtI2Q
+                     */
+                    id?: string;
+                    /** @description From the previous answer's pagination: the next page, for the same request. */
+                    next_page_token?: string;
+                    /**
+                     * Format: uri
+                     * @description A channel URL: /channel/UC…, /@handle, /c/name or /user/name, with any tab after it.
+                     * @example https://www.youtube.com/@creativecommons
+                     */
+                    url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The channel and one page of its videos. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "response": {
+                     *         "channel": {
+                     *           "id": "UC4QobU6STFB0P71PMvOGN5A",
+                     *           "name": "jawed",
+                     *           "handle": "@jawed",
+                     *           "url": "https://www.youtube.com/channel/UC4QobU6STFB0P71PMvOGN5A",
+                     *           "description": "",
+                     *           "subscriber_count": null,
+                     *           "video_count": 1,
+                     *           "avatar_url": "https://yt3.googleusercontent.com/…"
+                     *         },
+                     *         "videos": [
+                     *           {
+                     *             "type": "video",
+                     *             "id": "jNQXAC9IVRw",
+                     *             "url": "https://www.youtube.com/watch?v=jNQXAC9IVRw",
+                     *             "title": "Me at the zoo",
+                     *             "channel": {
+                     *               "id": "UC4QobU6STFB0P71PMvOGN5A",
+                     *               "name": "jawed",
+                     *               "url": "https://www.youtube.com/channel/UC4QobU6STFB0P71PMvOGN5A"
+                     *             },
+                     *             "duration_seconds": 19,
+                     *             "view_count": 348123456,
+                     *             "published_text": "19 years ago",
+                     *             "description_snippet": null,
+                     *             "thumbnail_url": "https://i.ytimg.com/vi/jNQXAC9IVRw/hqdefault.jpg",
+                     *             "is_live": false
+                     *           }
+                     *         ]
+                     *       },
+                     *       "pagination": {
+                     *         "next_page_token": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        pagination: {
+                            next_page_token?: unknown;
+                        };
+                        response: {
+                            channel: {
+                                avatar_url: string;
+                                description: string;
+                                handle: string;
+                                id: string;
+                                name: string;
+                                subscriber_count?: unknown;
+                                url: string;
+                                video_count: number;
+                            };
+                            videos: {
+                                channel: {
+                                    id: string;
+                                    name: string;
+                                    url: string;
+                                };
+                                description_snippet?: unknown;
+                                duration_seconds: number;
+                                id: string;
+                                is_live: boolean;
+                                published_text: string;
+                                thumbnail_url: string;
+                                title: string;
+                                type: string;
+                                url: string;
+                                view_count: number;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The balance is lower than the cost. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "You do not have enough credits to perform this action."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description The upstream did not answer usefully; nothing was charged. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The upstream service is unavailable, please retry."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postV1VideoComments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description The 11-character video id. */
+                    id?: string;
+                    /** @description From the previous answer's pagination: the next page, for the same request. */
+                    next_page_token?: string;
+                    /**
+                     * @default top
+                     * @enum {string}
+                     */
+                    sort?: "top" | "newest";
+                    /**
+                     * Format: uri
+                     * @description Any YouTube video URL: watch?v=, youtu.be/, shorts/, live/, embed/, on www., m., music. or the bare domain.
+                     * @example https://www.youtube.com/watch?v=jNQXAC9IVRw
+                     */
+                    url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description One page of comments and the token of the next. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "response": [
+                     *         {
+                     *           "id": "UgwSOM0QHBLysE3vZE54AaABAg",
+                     *           "text": "First!",
+                     *           "author": {
+                     *             "name": "@someone",
+                     *             "channel_id": "UCsXVk37bltHxD1rDPwtNM8Q"
+                     *           },
+                     *           "like_count": 12,
+                     *           "reply_count": 3,
+                     *           "published_text": "2 years ago",
+                     *           "is_pinned": false,
+                     *           "is_hearted": false,
+                     *           "author_is_channel_owner": false
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "next_page_token": "eyJjIjoi…"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        pagination: {
+                            next_page_token: string;
+                        };
+                        response: {
+                            author: {
+                                channel_id: string;
+                                name: string;
+                            };
+                            author_is_channel_owner: boolean;
+                            id: string;
+                            is_hearted: boolean;
+                            is_pinned: boolean;
+                            like_count: number;
+                            published_text: string;
+                            reply_count: number;
+                            text: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The balance is lower than the cost. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "You do not have enough credits to perform this action."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description The upstream did not answer usefully; nothing was charged. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The upstream service is unavailable, please retry."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postV1VideoSearch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description From the previous answer's pagination: the next page, for the same request. */
+                    next_page_token?: string;
+                    /** @example me at the zoo */
+                    query: string;
+                    /**
+                     * @default relevance
+                     * @enum {string}
+                     */
+                    sort?: "relevance" | "date" | "views" | "rating";
+                    /**
+                     * @description Only this kind of result; all kinds when absent.
+                     * @enum {string}
+                     */
+                    type?: "video" | "channel" | "playlist";
+                };
+            };
+        };
+        responses: {
+            /** @description One page of results and the token of the next. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "response": [
+                     *         {
+                     *           "type": "video",
+                     *           "id": "jNQXAC9IVRw",
+                     *           "url": "https://www.youtube.com/watch?v=jNQXAC9IVRw",
+                     *           "title": "Me at the zoo",
+                     *           "channel": {
+                     *             "id": "UC4QobU6STFB0P71PMvOGN5A",
+                     *             "name": "jawed",
+                     *             "url": "https://www.youtube.com/channel/UC4QobU6STFB0P71PMvOGN5A"
+                     *           },
+                     *           "duration_seconds": 19,
+                     *           "view_count": 348123456,
+                     *           "published_text": "19 years ago",
+                     *           "description_snippet": null,
+                     *           "thumbnail_url": "https://i.ytimg.com/vi/jNQXAC9IVRw/hqdefault.jpg",
+                     *           "is_live": false
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "next_page_token": "eyJjIjoi…"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        pagination: {
+                            next_page_token: string;
+                        };
+                        response: {
+                            channel: {
+                                id: string;
+                                name: string;
+                                url: string;
+                            };
+                            description_snippet?: unknown;
+                            duration_seconds: number;
+                            id: string;
+                            is_live: boolean;
+                            published_text: string;
+                            thumbnail_url: string;
+                            title: string;
+                            type: string;
+                            url: string;
+                            view_count: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The balance is lower than the cost. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "You do not have enough credits to perform this action."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description The upstream did not answer usefully; nothing was charged. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The upstream service is unavailable, please retry."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postV1VideoTranscript: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description The 11-character video id. */
+                    id?: string;
+                    /**
+                     * @description A BCP 47 language code (`en`, `pt-BR`); `en` also matches `en-GB`.
+                     * @example en
+                     */
+                    language?: string;
+                    /**
+                     * Format: uri
+                     * @description Any YouTube video URL: watch?v=, youtu.be/, shorts/, live/, embed/, on www., m., music. or the bare domain.
+                     * @example https://www.youtube.com/watch?v=jNQXAC9IVRw
+                     */
+                    url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The transcript. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "response": {
+                     *         "id": "jNQXAC9IVRw",
+                     *         "language": "en",
+                     *         "name": "English",
+                     *         "auto_generated": false,
+                     *         "segments": [
+                     *           {
+                     *             "start": 1.2,
+                     *             "duration": 2.16,
+                     *             "text": "All right, so here we are in front of the elephants"
+                     *           }
+                     *         ],
+                     *         "text": "All right, so here we are in front of the elephants",
+                     *         "available_languages": [
+                     *           {
+                     *             "language": "en",
+                     *             "name": "English",
+                     *             "auto_generated": false
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        response: {
+                            auto_generated: boolean;
+                            available_languages: {
+                                auto_generated: boolean;
+                                language: string;
+                                name: string;
+                            }[];
+                            id: string;
+                            language: string;
+                            name: string;
+                            segments: {
+                                duration: number;
+                                start: number;
+                                text: string;
+                            }[];
+                            text: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The balance is lower than the cost. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "You do not have enough credits to perform this action."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description The upstream did not answer usefully; nothing was charged. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The upstream service is unavailable, please retry."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     postV1Web: {
         parameters: {
             query?: never;
@@ -6814,6 +9261,27 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /**
+                     * @description Browser only (bypass_captcha): up to 20 steps run in order once the page has loaded: `click` (selector), `type` (selector, text), `press` (key), `scroll` (selector, or one screen down), `wait` (milliseconds, or a selector). Each step has 10 s at most; a step that fails is a free 422 on `actions.N`.
+                     * @example [
+                     *       {
+                     *         "type": "click",
+                     *         "selector": "button.load-more"
+                     *       },
+                     *       {
+                     *         "type": "wait",
+                     *         "milliseconds": 500
+                     *       }
+                     *     ]
+                     */
+                    actions?: {
+                        key?: string;
+                        milliseconds?: number;
+                        selector?: string;
+                        text?: string;
+                        /** @enum {string} */
+                        type: "click" | "type" | "press" | "scroll" | "wait";
+                    }[];
                     /** @description Request body: a string is sent as is, any other JSON value as JSON. Never stored in history. */
                     body?: unknown;
                     /**
@@ -6822,7 +9290,52 @@ export interface operations {
                      */
                     bypass_captcha?: boolean;
                     /**
-                     * @description `raw`: the body as text; `text` or `markdown`: the main content only.
+                     * @description CSS selectors (at most 50): the matching elements of an HTML page's body are removed before conversion (after include_selectors).
+                     * @example [
+                     *       "nav",
+                     *       ".cookie-banner"
+                     *     ]
+                     */
+                    exclude_selectors?: string[];
+                    /**
+                     * @description Named CSS rules read from the whole HTML page into `extracted`: a selector string (its first match's text), `{selector, type: text|html|attr, attr, all}`, or `{selector, all, output: {…rules}}` for objects and lists of objects. At most 100 rules in all, 3 levels of output, 500 items per list. No match is `null` (`[]` with all).
+                     * @example {
+                     *       "title": "h1",
+                     *       "price": {
+                     *         "selector": ".price",
+                     *         "type": "text"
+                     *       },
+                     *       "links": {
+                     *         "selector": "a",
+                     *         "type": "attr",
+                     *         "attr": "href",
+                     *         "all": true
+                     *       }
+                     *     }
+                     */
+                    extract_rules?: {
+                        [key: string]: string | {
+                            /**
+                             * @description Every match, as a list, instead of the first.
+                             * @default false
+                             */
+                            all?: boolean;
+                            /** @description The attribute to read, with `type: attr`. */
+                            attr?: string;
+                            /** @description Nested rules run inside each match: an object, or a list of objects with `all`. */
+                            output?: {
+                                [key: string]: unknown;
+                            };
+                            selector: string;
+                            /**
+                             * @default text
+                             * @enum {string}
+                             */
+                            type?: "text" | "html" | "attr";
+                        };
+                    };
+                    /**
+                     * @description `raw`: the body as text; `text` or `markdown`: the main content (see only_main_content), and the page's `metadata`.
                      * @default raw
                      * @enum {string}
                      */
@@ -6830,30 +9343,69 @@ export interface operations {
                     /** @description Request headers, names to string values. Hop-by-hop, Host and Proxy-* headers are dropped. Never stored in history. */
                     headers?: Record<string, never>;
                     /**
+                     * @description CSS selectors (at most 50): only the matching elements of an HTML page are kept, in page order, before conversion; the head is kept, so metadata still comes through.
+                     * @example [
+                     *       "article",
+                     *       ".price"
+                     *     ]
+                     */
+                    include_selectors?: string[];
+                    /**
                      * @description Add `links`: the page's links, absolute, deduplicated, in page order.
                      * @default false
                      */
                     links?: boolean;
+                    /**
+                     * @description `markdown`: links and images inline; `false` keeps only the text of links and drops images.
+                     * @default true
+                     */
+                    links_inline?: boolean;
                     /**
                      * @default GET
                      * @enum {string}
                      */
                     method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
                     /**
+                     * @description `text` and `markdown`: only the main content (the article, without menus, sidebars, comments and footers); `false` gives the whole page without scripts, styles and hidden parts.
+                     * @default true
+                     */
+                    only_main_content?: boolean;
+                    /**
                      * @description Lowercase ISO 3166-1 alpha-2 code: go out through the proxy in this country.
                      * @enum {string}
                      */
                     proxy_country?: "ad" | "ae" | "af" | "ag" | "ai" | "al" | "am" | "ao" | "aq" | "ar" | "as" | "at" | "au" | "aw" | "ax" | "az" | "ba" | "bb" | "bd" | "be" | "bf" | "bg" | "bh" | "bi" | "bj" | "bl" | "bm" | "bn" | "bo" | "bq" | "br" | "bs" | "bt" | "bv" | "bw" | "by" | "bz" | "ca" | "cc" | "cd" | "cf" | "cg" | "ch" | "ci" | "ck" | "cl" | "cm" | "cn" | "co" | "cr" | "cu" | "cv" | "cw" | "cx" | "cy" | "cz" | "de" | "dj" | "dk" | "dm" | "do" | "dz" | "ec" | "ee" | "eg" | "eh" | "er" | "es" | "et" | "fi" | "fj" | "fk" | "fm" | "fo" | "fr" | "ga" | "gb" | "gd" | "ge" | "gf" | "gg" | "gh" | "gi" | "gl" | "gm" | "gn" | "gp" | "gq" | "gr" | "gs" | "gt" | "gu" | "gw" | "gy" | "hk" | "hm" | "hn" | "hr" | "ht" | "hu" | "id" | "ie" | "il" | "im" | "in" | "io" | "iq" | "ir" | "is" | "it" | "je" | "jm" | "jo" | "jp" | "ke" | "kg" | "kh" | "ki" | "km" | "kn" | "kp" | "kr" | "kw" | "ky" | "kz" | "la" | "lb" | "lc" | "li" | "lk" | "lr" | "ls" | "lt" | "lu" | "lv" | "ly" | "ma" | "mc" | "md" | "me" | "mf" | "mg" | "mh" | "mk" | "ml" | "mm" | "mn" | "mo" | "mp" | "mq" | "mr" | "ms" | "mt" | "mu" | "mv" | "mw" | "mx" | "my" | "mz" | "na" | "nc" | "ne" | "nf" | "ng" | "ni" | "nl" | "no" | "np" | "nr" | "nu" | "nz" | "om" | "pa" | "pe" | "pf" | "pg" | "ph" | "pk" | "pl" | "pm" | "pn" | "pr" | "ps" | "pt" | "pw" | "py" | "qa" | "re" | "ro" | "rs" | "ru" | "rw" | "sa" | "sb" | "sc" | "sd" | "se" | "sg" | "sh" | "si" | "sj" | "sk" | "sl" | "sm" | "sn" | "so" | "sr" | "ss" | "st" | "sv" | "sx" | "sy" | "sz" | "tc" | "td" | "tf" | "tg" | "th" | "tj" | "tk" | "tl" | "tm" | "tn" | "to" | "tr" | "tt" | "tv" | "tw" | "tz" | "ua" | "ug" | "um" | "us" | "uy" | "uz" | "va" | "vc" | "ve" | "vg" | "vi" | "vn" | "vu" | "wf" | "ws" | "ye" | "yt" | "za" | "zm" | "zw";
                     /**
+                     * @description Browser only (bypass_captcha): `true` or `{full_page, type: png|jpeg}`; the image comes back base64 in `screenshot`. A full page is cut at 10000 pixels high. Adds the web_screenshot price.
+                     * @example {
+                     *       "full_page": true,
+                     *       "type": "png"
+                     *     }
+                     */
+                    screenshot?: boolean | {
+                        /** @default false */
+                        full_page?: boolean;
+                        /**
+                         * @default png
+                         * @enum {string}
+                         */
+                        type?: "png" | "jpeg";
+                    };
+                    /**
                      * Format: uri
                      * @example https://example.com/
                      */
                     url: string;
+                    /**
+                     * @description Browser only (bypass_captcha): before the page is read, wait until this CSS selector is visible, or pause this many milliseconds (at most 10000), within the request's deadline. A selector that never shows is a free 422 on wait_for.
+                     * @example #results
+                     */
+                    wait_for?: string | number;
                 };
             };
         };
         responses: {
-            /** @description The target's answer: final URL, status, headers and the content as text. */
+            /** @description The target's answer: final URL, status, headers and the content as text; with `text` or `markdown`, the page's `metadata` (title, description, language, author, published_at, site_name, canonical_url, image; `null` when unknown). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -6881,6 +9433,20 @@ export interface operations {
                             url: string;
                         };
                     };
+                };
+            };
+            /** @description The input could not be processed (see the message). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unable to download the file."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown or revoked token. */

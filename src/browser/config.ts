@@ -14,8 +14,12 @@ export const BROWSER_DEFAULTS = {
   ...POOL_DEFAULTS,
 } as const;
 
+/** The smallest BROWSER_PAGE_MEMORY_MB accepted. */
+export const MIN_PAGE_MEMORY_MB = 256;
+
 /**
- * Reads CHROMIUM_PATH, BROWSER_MAX_BROWSERS, BROWSER_MAX_PAGES, BROWSER_TIMEOUT_MS and the settings
+ * Reads CHROMIUM_PATH, BROWSER_MAX_BROWSERS, BROWSER_MAX_PAGES, BROWSER_TIMEOUT_MS,
+ * BROWSER_PAGE_MEMORY_MB and the settings
  * shared with the outbound client (OUTBOUND_ALLOW_HOSTS, PROXY_URL, PROXY_COUNTRY_USERNAME).
  * Throws on a malformed number so a typo fails at start-up.
  */
@@ -33,6 +37,8 @@ export const browserCapability: Capability<BrowserPoolOptions, BrowserPool> = {
       maxBrowsers: env.positiveInteger('BROWSER_MAX_BROWSERS') ?? BROWSER_DEFAULTS.maxBrowsers,
       maxPagesPerBrowser: env.positiveInteger('BROWSER_MAX_PAGES') ?? BROWSER_DEFAULTS.maxPagesPerBrowser,
       navigationTimeoutMs: env.positiveInteger('BROWSER_TIMEOUT_MS') ?? BROWSER_DEFAULTS.navigationTimeoutMs,
+      // Below this a renderer cannot even start a page.
+      pageMemoryMb: env.integer('BROWSER_PAGE_MEMORY_MB', { min: MIN_PAGE_MEMORY_MB }) ?? BROWSER_DEFAULTS.pageMemoryMb,
       allowHosts: outbound.allowHosts,
       ...(outbound.proxyUrl !== undefined ? { proxyUrl: outbound.proxyUrl } : {}),
       proxyCountryUsername: outbound.proxyCountryUsername,

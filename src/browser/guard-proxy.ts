@@ -1,28 +1,39 @@
 /**
  * The address guard in front of the headless browser: a forward proxy on a random loopback port
  * that Chromium is told to use for every request (`--proxy-server`). HTTPS and WebSockets arrive
- * as CONNECT tunnels, plain HTTP as absolute-URI requests. Each target is resolved here, EVERY
- * address is checked with the same public-address rule as the outbound client, and the
- * connection is opened to the checked address itself (no second lookup), so a page can reach
- * neither a private address nor one that a name rebinds to between check and connect.
+ * as CONNECT tunnels, plain HTTP as absolute-URI requests. Every target is reached through the
+ * outbound client's own connectors (src/outbound/guarded-connector.ts), under the outbound
+ * client's rules: each address public unless OUTBOUND_ALLOW_HOSTS exempts the host on that port,
+ * never a listener of this process (the API, metrics, or a guard itself). Directly, the socket is
+ * opened to the address that was checked; through PROXY_URL, the proxy is asked for a tunnel to
+ * the checked address (`CONNECT ip:port`), never the name. Either way no second look-up can
+ * rebind the name between check and connect.
  *
  * The bind is the access control: only local processes can reach the port, and the proxy grants
  * nothing a local process could not do on its own (it only reaches public or exempted hosts).
  */
 import http from 'node:http';
-import net, { isIP, type AddressInfo } from 'node:net';
+import type net from 'node:net';
+import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { isPublicAddress } from '../outbound/address-policy.ts';
-import { defaultLookup, resolveAll, type LookupFunction } from '../outbound/resolve.ts';
-import { bareHostname, createHostExemptions } from '../outbound/url-policy.ts';
-import { openProxyTunnel, proxiedHttpRequest } from './upstream-proxy.ts';
+import type { buildConnector } from 'undici';
+import { BlockedAddressError } from '../outbound/errors.ts';
+import { createGuardedConnector, createProxyTunnelConnector } from '../outbound/guarded-connector.ts';
+import { ownListeners as processListeners, type OwnListeners } from '../outbound/own-listeners.ts';
+import { defaultLookup, type DestinationRules, type LookupFunction } from '../outbound/resolve.ts';
+import { bareHostname, HostExemptions } from '../outbound/url-policy.ts';
 
 /** Sent with every refusal; lets the page renderer tell the guard's 403 from an origin's. */
 export const GUARD_REFUSAL_HEADER = 'x-guard-refused';
 
 export interface GuardProxyOptions {
-  /** Hostnames or IP literals exempted from the public-address rule (OUTBOUND_ALLOW_HOSTS). */
+  /**
+   * Hosts exempted from the public-address rule (OUTBOUND_ALLOW_HOSTS), as the outbound client
+   * reads them: `host` on every port, `host:port` on that port only.
+   */
   allowHosts?: readonly string[];
+  /** The process's own listeners, never connected to. Default: the process registry. */
+  ownListeners?: OwnListeners;
   /** Replaces `dns.lookup`; called with `{ all: true }`. */
   lookup?: LookupFunction;
   /** Refuse every target: for the browser-wide proxy that no page traffic should ever use. */
@@ -41,8 +52,8 @@ export interface GuardProxyOptions {
   onTransferLimit?: () => void;
   /**
    * Send admitted traffic through this proxy (PROXY_URL, credentials in the URL) instead of
-   * connecting directly. The target is still resolved and checked first, but the proxy resolves
-   * it again: the same trade-off as the outbound client in proxy mode.
+   * connecting directly: every target, plain http included, through a `CONNECT` tunnel to the
+   * address checked here, the name kept for TLS and `Host` (the browser speaks both itself).
    */
   upstreamProxy?: URL;
 }
@@ -89,10 +100,8 @@ const HOP_BY_HOP = new Set([
   'upgrade',
 ]);
 
-/** Ports of every live guard in this process: a target on one of them would loop back into a guard. */
-const liveGuardPorts = new Set<number>();
-
-type Admission = { ok: true; addresses: string[] } | { ok: false; entry: GuardLogEntry };
+type Admission = { ok: true } | { ok: false; entry: GuardLogEntry };
+type Connector = buildConnector.connector & { close?(): Promise<void> };
 
 export async function startGuardProxy(options: GuardProxyOptions = {}): Promise<GuardProxy> {
   const guard = new Guard(options);
@@ -107,17 +116,23 @@ class Guard implements GuardProxy {
   port = 0;
 
   readonly #options: GuardProxyOptions;
-  readonly #lookup: LookupFunction;
-  readonly #isExempt: (hostname: string) => boolean;
+  readonly #rules: DestinationRules;
+  readonly #connector: Connector;
   readonly #server: http.Server;
+  #unlisten: (() => void) | undefined;
   readonly #sockets = new Set<Duplex>();
   #limitReached = false;
   #closed = false;
 
   constructor(options: GuardProxyOptions) {
     this.#options = options;
-    this.#lookup = options.lookup ?? defaultLookup;
-    this.#isExempt = createHostExemptions(options.allowHosts ?? []);
+    this.#rules = { exemptions: new HostExemptions(options.allowHosts ?? []), ownListeners: options.ownListeners ?? processListeners };
+    const lookup: LookupFunction = options.lookup ?? defaultLookup;
+    const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    this.#connector =
+      options.upstreamProxy !== undefined
+        ? createProxyTunnelConnector({ proxyUrl: options.upstreamProxy, lookup, rules: this.#rules, connectTimeoutMs })
+        : createGuardedConnector({ lookup, rules: this.#rules, connectTimeoutMs });
     this.#server = http.createServer();
     this.#server.on('connection', (socket: net.Socket) => this.#track(socket));
     this.#server.on('connect', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -127,10 +142,6 @@ class Guard implements GuardProxy {
       void this.#forward(req, res);
     });
     this.#server.on('clientError', (_error: Error, socket: Duplex) => socket.destroy());
-  }
-
-  get #connectTimeoutMs(): number {
-    return this.#options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   }
 
   get url(): string {
@@ -143,7 +154,8 @@ class Guard implements GuardProxy {
       this.#server.listen(0, '127.0.0.1', () => {
         this.#server.off('error', reject);
         this.port = (this.#server.address() as AddressInfo).port;
-        liveGuardPorts.add(this.port);
+        // A guard is a listener of this process: no page (and no outbound fetch) may loop into one.
+        this.#unlisten = this.#rules.ownListeners.add([{ address: '127.0.0.1', port: this.port }]);
         resolve();
       });
     });
@@ -157,11 +169,11 @@ class Guard implements GuardProxy {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    liveGuardPorts.delete(this.port);
+    this.#unlisten?.();
     const stopped = new Promise<void>((resolve) => this.#server.close(() => resolve()));
     for (const socket of this.#sockets) socket.destroy();
     this.#sockets.clear();
-    await stopped;
+    await Promise.all([stopped, this.#connector.close?.()]);
   }
 
   /** HTTPS, WSS and WS: `CONNECT host:port`, answered 200 and spliced once the target is checked. */
@@ -176,21 +188,16 @@ class Guard implements GuardProxy {
       client.end(statusLine(400, 'Bad Request', 'invalid_url'));
       return;
     }
-    const admission = await this.#admit(target.hostname, target.port);
+    const admission = this.#admit(target.hostname, target.port);
     if (!admission.ok) {
       client.end(refusalHead(admission.entry));
       return;
     }
     let upstream: net.Socket;
     try {
-      const proxy = this.#options.upstreamProxy;
-      upstream =
-        proxy !== undefined
-          ? await openProxyTunnel(proxy, target.hostname, target.port, this.#connectTimeoutMs)
-          : await this.#connect(admission.addresses, target.port);
+      upstream = await this.#open(target.hostname, target.port);
     } catch (error) {
-      const entry = this.#record(target.hostname, target.port, 'network', messageOf(error));
-      client.end(refusalHead(entry));
+      client.end(refusalHead(this.#recordFailure(target.hostname, target.port, error)));
       return;
     }
     if (client.destroyed || this.#closed) {
@@ -224,19 +231,27 @@ class Guard implements GuardProxy {
     }
     const port = Number(target.port || 80);
     const hostname = bareHostname(target.hostname);
-    const admission = await this.#admit(hostname, port);
+    const admission = this.#admit(hostname, port);
     if (!admission.ok) {
       respondRefusal(res, admission.entry.code === 'network' ? 502 : 403, admission.entry.code, admission.entry.message);
       return;
     }
-    let upstream: http.ClientRequest;
+    let socket: net.Socket;
     try {
-      upstream = await this.#openHttpRequest(req, target, admission.addresses, port);
+      socket = await this.#open(hostname, port);
     } catch (error) {
-      const entry = this.#record(hostname, port, 'network', messageOf(error));
-      respondRefusal(res, 502, entry.code, entry.message);
+      const entry = this.#recordFailure(hostname, port, error);
+      respondRefusal(res, entry.code === 'network' ? 502 : 403, entry.code, entry.message);
       return;
     }
+    this.#track(socket);
+    const upstream = http.request({
+      createConnection: () => socket,
+      method: req.method,
+      path: `${target.pathname}${target.search}`,
+      headers: forwardableHeaders(req.rawHeaders),
+      setHost: false,
+    });
     if (res.destroyed || this.#closed) {
       // The browser hung up (a page closed mid-request) while the target was being admitted.
       // Destroying a request that has no answer yet emits 'error' ("socket hang up"), which with
@@ -263,28 +278,8 @@ class Guard implements GuardProxy {
     req.pipe(upstream);
   }
 
-  /** The request towards the target: over a socket to the checked address, or via the upstream proxy. */
-  async #openHttpRequest(req: http.IncomingMessage, target: URL, addresses: readonly string[], port: number): Promise<http.ClientRequest> {
-    const headers = forwardableHeaders(req.rawHeaders);
-    const proxy = this.#options.upstreamProxy;
-    if (proxy !== undefined) {
-      const request = proxiedHttpRequest(proxy, target, req.method, headers);
-      request.on('socket', (socket) => this.#track(socket));
-      return request;
-    }
-    const socket = await this.#connect(addresses, port);
-    this.#track(socket);
-    return http.request({
-      createConnection: () => socket,
-      method: req.method,
-      path: `${target.pathname}${target.search}`,
-      headers,
-      setHost: false,
-    });
-  }
-
-  /** Resolves the target and admits it only if every address passes the address rule. */
-  async #admit(hostname: string, port: number): Promise<Admission> {
+  /** The caller's host rule, before anything is resolved. */
+  #admit(hostname: string, port: number): Admission {
     if (this.#options.refuseAll) {
       return { ok: false, entry: this.#record(hostname, port, 'blocked_address', 'This proxy accepts no traffic') };
     }
@@ -295,38 +290,29 @@ class Guard implements GuardProxy {
         return { ok: false, entry: this.#record(hostname, port, 'blocked_host', messageOf(error) || 'The host was refused') };
       }
     }
-    let addresses: string[];
-    try {
-      addresses = isIP(hostname) !== 0 ? [hostname] : (await resolveAll(this.#lookup, hostname)).map((entry) => entry.address);
-    } catch (error) {
-      return { ok: false, entry: this.#record(hostname, port, 'network', `DNS lookup failed: ${messageOf(error)}`) };
-    }
-    const exempt = this.#isExempt(hostname);
-    for (const address of addresses) {
-      if (!exempt && !isPublicAddress(address)) {
-        const message = hostname === address ? `${address} is not a public address` : `${hostname} resolves to the non-public address ${address}`;
-        return { ok: false, entry: this.#record(hostname, port, 'blocked_address', message) };
-      }
-      if (liveGuardPorts.has(port) && !isPublicAddress(address)) {
-        return { ok: false, entry: this.#record(hostname, port, 'blocked_address', 'The target is the guard proxy itself') };
-      }
-    }
-    return { ok: true, addresses };
+    return { ok: true };
   }
 
-  /** Connects to the checked addresses in order; the first that answers wins. */
-  async #connect(addresses: readonly string[], port: number): Promise<net.Socket> {
-    const timeoutMs = this.#connectTimeoutMs;
-    let lastError: unknown = new Error('No address to connect to');
-    for (const address of addresses) {
-      if (this.#closed) break;
-      try {
-        return await connectOnce(address, port, timeoutMs);
-      } catch (error) {
-        lastError = error;
-      }
-    }
-    throw lastError;
+  /**
+   * A TCP stream to `hostname:port` through the outbound client's connector: resolved and checked
+   * once, then opened to the checked address (directly, or as `CONNECT ip:port` at the upstream
+   * proxy). Rejects with `BlockedAddressError` when the rules refuse the target.
+   */
+  #open(hostname: string, port: number): Promise<net.Socket> {
+    return new Promise((resolve, reject) => {
+      this.#connector({ hostname, host: hostname, port: String(port), protocol: 'http:' }, (error, socket) => {
+        if (error !== null) reject(error);
+        else resolve(socket as net.Socket);
+      });
+    });
+  }
+
+  /** Logs why a target could not be opened: refused by the rules, or unreachable. */
+  #recordFailure(hostname: string, port: number, error: unknown): GuardLogEntry {
+    if (error instanceof BlockedAddressError) return this.#record(hostname, port, 'blocked_address', error.message);
+    const code = (error as { code?: unknown } | null)?.code;
+    const message = code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? `DNS lookup failed: ${messageOf(error)}` : messageOf(error);
+    return this.#record(hostname, port, 'network', message);
   }
 
   #count(bytes: number): void {
@@ -354,25 +340,6 @@ class Guard implements GuardProxy {
     this.#sockets.add(socket);
     socket.once('close', () => this.#sockets.delete(socket));
   }
-}
-
-function connectOnce(address: string, port: number, timeoutMs: number): Promise<net.Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect({ host: address, port });
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(Object.assign(new Error(`Connecting to ${address}:${port} timed out after ${timeoutMs} ms`), { code: 'ETIMEDOUT' }));
-    }, timeoutMs);
-    socket.once('connect', () => {
-      clearTimeout(timer);
-      socket.removeAllListeners('error');
-      resolve(socket);
-    });
-    socket.once('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-  });
 }
 
 /** `host:port` of a CONNECT line, canonicalised by the WHATWG parser (numeric hosts included). */

@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { startGuardProxy, type GuardProxy } from './guard-proxy.ts';
+import { findBrowserPid, MemoryWatch, type MemoryWatchOptions } from './memory.ts';
 
 export const DEFAULT_CHROMIUM_PATH = '/usr/bin/chromium';
 export const DEFAULT_LAUNCH_TIMEOUT_MS = 30_000;
@@ -20,7 +21,7 @@ const PROFILE_PREFIX = 'gleaner-chromium-';
  * Chromium switches. The background-networking ones keep Chromium from dialling its own services
  * (refused on a closed network, pointless elsewhere); the rest pin every byte to the guard.
  */
-export function chromiumArgs(proxyUrl: string): string[] {
+export function chromiumArgs(proxyUrl: string, options: { jsHeapMb?: number } = {}): string[] {
   return [
     '--headless',
     '--no-sandbox',
@@ -40,6 +41,8 @@ export function chromiumArgs(proxyUrl: string): string[] {
     '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1',
     // Keeps cross-site frames in the page's process, where the request interception sees them.
     '--disable-site-isolation-trials',
+    // A page's JavaScript heap fails (its renderer crashes) well before the renderer's own limit.
+    ...(options.jsHeapMb !== undefined ? [`--js-flags=--max-old-space-size=${options.jsHeapMb}`] : []),
   ];
 }
 
@@ -48,11 +51,15 @@ export interface LaunchOptions {
   /** Parent folder of the per-browser profile folders. Default: the OS temporary folder. */
   userDataRoot?: string;
   timeoutMs?: number;
+  /** The renderer memory watchdog's settings (memory.ts); its limit also sizes the JavaScript heap. */
+  memory?: MemoryWatchOptions;
 }
 
 export interface LaunchedBrowser {
   readonly browser: Browser;
   readonly userDataDir: string;
+  /** The watchdog over this browser's process tree; undefined where /proc does not show it. */
+  readonly memory: MemoryWatch | undefined;
   /** Settles once the process is gone and its profile deleted, however it ended. */
   readonly exited: Promise<void>;
   close(): Promise<void>;
@@ -76,7 +83,7 @@ export async function launchBrowser(options: LaunchOptions): Promise<LaunchedBro
       executablePath: options.executablePath,
       headless: true,
       chromiumSandbox: false,
-      args: chromiumArgs(browserGuard.url),
+      args: chromiumArgs(browserGuard.url, { jsHeapMb: jsHeapMbFor(options.memory) }),
       timeout: options.timeoutMs ?? DEFAULT_LAUNCH_TIMEOUT_MS,
       handleSIGINT: false,
       handleSIGTERM: false,
@@ -87,7 +94,9 @@ export async function launchBrowser(options: LaunchOptions): Promise<LaunchedBro
     const browser = defaultContext.browser();
     if (browser === null) throw new Error('The launched Chromium exposes no browser handle');
     await Promise.all(defaultContext.pages().map((page) => page.close()));
-    return new RunningBrowser(browser, userDataDir, browserGuard);
+    const pid = options.memory !== undefined && process.platform === 'linux' ? findBrowserPid(userDataDir) : undefined;
+    const memory = pid !== undefined && options.memory !== undefined ? new MemoryWatch(pid, options.memory) : undefined;
+    return new RunningBrowser(browser, userDataDir, browserGuard, memory);
   } catch (error) {
     await browserGuard?.close();
     await removeProfile(userDataDir);
@@ -95,18 +104,26 @@ export async function launchBrowser(options: LaunchOptions): Promise<LaunchedBro
   }
 }
 
+/** Half of a renderer's memory for its JavaScript heap: the rest is the DOM, layout and the process itself. */
+function jsHeapMbFor(memory: MemoryWatchOptions | undefined): number | undefined {
+  return memory === undefined ? undefined : Math.max(64, Math.floor(memory.rendererLimitBytes / 2 / 1024 / 1024));
+}
+
 class RunningBrowser implements LaunchedBrowser {
   readonly browser: Browser;
   readonly userDataDir: string;
+  readonly memory: MemoryWatch | undefined;
   readonly exited: Promise<void>;
 
-  constructor(browser: Browser, userDataDir: string, browserGuard: GuardProxy) {
+  constructor(browser: Browser, userDataDir: string, browserGuard: GuardProxy, memory: MemoryWatch | undefined) {
     this.browser = browser;
     this.userDataDir = userDataDir;
+    this.memory = memory;
     const disconnected = browser.isConnected()
       ? new Promise<void>((resolve) => browser.once('disconnected', () => resolve()))
       : Promise.resolve();
     this.exited = disconnected.then(async () => {
+      memory?.stop();
       await browserGuard.close();
       await removeProfile(userDataDir);
     });

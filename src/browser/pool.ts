@@ -10,6 +10,7 @@ import { parseHttpUrl } from '../outbound/url-policy.ts';
 import { invokeCheckHost, invokeCheckUrl } from './failures.ts';
 import { raceAbort } from '../core/abort.ts';
 import { launchBrowser, type LaunchedBrowser } from './launch.ts';
+import type { MemoryWatchOptions } from './memory.ts';
 import { Limiter } from './limiter.ts';
 import { BrowserGoneError, renderPage, type RenderJob } from './render.ts';
 import type { BrowserPool, BrowserPoolOptions, BrowserPoolStats, BrowserRequest, FetchPageResult } from './types.ts';
@@ -20,8 +21,17 @@ export const POOL_DEFAULTS = {
   // starts inside an upstream page spans 11): fewer slots would run them in waves.
   maxPagesPerBrowser: 11,
   maxTransferBytes: 32 * 1024 * 1024,
+  // Bytes as the page's documents and scripts get them, after Content-Encoding: what a gzip bomb
+  // inflates to, where the transfer cap only sees the compressed wire.
+  maxDecodedBytes: 32 * 1024 * 1024,
+  // A renderer is killed past this resident size (memory.ts). Heavy real pages stay below it;
+  // a bomb passes it within seconds, and the watchdog's reading interval bounds the overshoot.
+  pageMemoryMb: 640,
   idleTimeoutMs: 5 * 60_000,
 } as const;
+
+/** How often a browser's process tree is read while pages render. */
+const MEMORY_CHECK_INTERVAL_MS = 100;
 
 export function createBrowserPool(options: BrowserPoolOptions): BrowserPool {
   return new Pool(options);
@@ -33,6 +43,8 @@ class Pool implements BrowserPool {
   readonly #limiter: Limiter;
   readonly #inFlight = new Set<AbortController>();
   readonly #maxTransferBytes: number;
+  readonly #maxDecodedBytes: number;
+  readonly #pageMemoryBytes: number;
   readonly #proxyUrl: URL | undefined;
   #refusals = 0;
   #closed = false;
@@ -43,9 +55,12 @@ class Pool implements BrowserPool {
     const maxPages = positive(options.maxPagesPerBrowser ?? POOL_DEFAULTS.maxPagesPerBrowser, 'maxPagesPerBrowser');
     positive(options.navigationTimeoutMs, 'navigationTimeoutMs');
     this.#maxTransferBytes = positive(options.maxTransferBytes ?? POOL_DEFAULTS.maxTransferBytes, 'maxTransferBytes');
+    this.#maxDecodedBytes = positive(options.maxDecodedBytes ?? POOL_DEFAULTS.maxDecodedBytes, 'maxDecodedBytes');
+    this.#pageMemoryBytes = positive(options.pageMemoryMb ?? POOL_DEFAULTS.pageMemoryMb, 'pageMemoryMb') * 1024 * 1024;
     this.#proxyUrl = options.proxyUrl ? parseProxyUrl(options.proxyUrl) : undefined;
     this.#limiter = new Limiter(maxBrowsers * maxPages);
-    this.#slots = Array.from({ length: maxBrowsers }, () => new BrowserSlot(options));
+    const memory = { rendererLimitBytes: this.#pageMemoryBytes, intervalMs: MEMORY_CHECK_INTERVAL_MS };
+    this.#slots = Array.from({ length: maxBrowsers }, () => new BrowserSlot(options, memory));
   }
 
   async fetchPage(request: BrowserRequest): Promise<FetchPageResult> {
@@ -110,11 +125,15 @@ class Pool implements BrowserPool {
       if (error instanceof OutboundError) throw error;
       throw new OutboundError('network', `Chromium could not be started: ${firstLine(error)}`, job.url.href, { cause: error });
     });
+    const endWatch = launched.memory?.watchPage();
     try {
       return await renderPage(launched.browser, job, {
         allowHosts: this.#options.allowHosts ?? [],
         lookup: this.#options.lookup,
         transferLimitBytes: this.#maxTransferBytes,
+        decodedLimitBytes: this.#maxDecodedBytes,
+        memory: launched.memory,
+        pageMemoryBytes: this.#pageMemoryBytes,
         upstreamProxy: this.#upstreamProxy(job.proxyCountry),
         onRefusals: (count) => {
           this.#refusals += count;
@@ -123,6 +142,8 @@ class Pool implements BrowserPool {
     } catch (error) {
       if (error instanceof BrowserGoneError) slot.discard(launched);
       throw error;
+    } finally {
+      endWatch?.();
     }
   }
 
@@ -138,6 +159,8 @@ class Pool implements BrowserPool {
       active: this.#slots.reduce((sum, slot) => sum + slot.active, 0),
       queued: this.#limiter.queued,
       refusals: this.#refusals,
+      memoryBytes: this.#slots.reduce((sum, slot) => sum + slot.memoryBytes(), 0),
+      memoryKills: this.#slots.reduce((sum, slot) => sum + slot.memoryKills, 0),
     };
   }
 
@@ -156,6 +179,9 @@ class BrowserSlot {
   launches = 0;
 
   readonly #options: BrowserPoolOptions;
+  readonly #memory: MemoryWatchOptions;
+  /** Renderers killed for their memory by the browsers that are gone. */
+  #pastKills = 0;
   /** Every process not yet fully gone, so `close()` can wait for their profiles to be deleted. */
   readonly #alive = new Set<LaunchedBrowser>();
   #launching: Promise<LaunchedBrowser> | undefined;
@@ -163,8 +189,20 @@ class BrowserSlot {
   #idleTimer: NodeJS.Timeout | undefined;
   #closed = false;
 
-  constructor(options: BrowserPoolOptions) {
+  constructor(options: BrowserPoolOptions, memory: MemoryWatchOptions) {
     this.#options = options;
+    this.#memory = memory;
+  }
+
+  /** Resident memory of the running browser's process tree (0 when none runs, or /proc is not there). */
+  memoryBytes(): number {
+    // Fresh for a scrape (its gauges ask several times in a row), never a reading from mid-page.
+    return [...this.#alive].reduce((sum, launched) => sum + (launched.memory?.totalBytes(250) ?? 0), 0);
+  }
+
+  /** Renderers killed for their memory, all browsers of this slot together. */
+  get memoryKills(): number {
+    return this.#pastKills + [...this.#alive].reduce((sum, launched) => sum + (launched.memory?.kills ?? 0), 0);
   }
 
   get running(): boolean {
@@ -207,12 +245,16 @@ class BrowserSlot {
       executablePath: this.#options.executablePath,
       userDataRoot: this.#options.userDataRoot,
       timeoutMs: this.#options.launchTimeoutMs,
+      memory: this.#memory,
     }).then((launched) => {
       this.launches += 1;
       this.#current = launched;
       this.#alive.add(launched);
       launched.browser.once('disconnected', () => this.#forget(launched));
-      void launched.exited.then(() => this.#alive.delete(launched));
+      void launched.exited.then(() => {
+        this.#alive.delete(launched);
+        this.#pastKills += launched.memory?.kills ?? 0;
+      });
       if (this.#closed) void launched.close();
       return launched;
     });

@@ -11,8 +11,10 @@ import { parseHttpUrl } from '../outbound/url-policy.ts';
 import { browserFailure, guardFailure, invokeCheckUrl } from './failures.ts';
 import { raceAbort } from '../core/abort.ts';
 import { GUARD_REFUSAL_HEADER, startGuardProxy, type GuardProxy } from './guard-proxy.ts';
+import type { MemoryWatch } from './memory.ts';
 import type { FetchPageResult, RenderOptions } from './types.ts';
 import { CaptchaUnsolvedError, solveCaptcha, waitForInterstitials } from './challenges.ts';
+import { RenderStepError, runActions, takeScreenshot, waitForCondition } from './steps.ts';
 
 /**
  * The browser refused to open a context: it died (crash, kill) and the disconnect is not known
@@ -44,6 +46,12 @@ export interface RenderSettings {
   allowHosts: readonly string[];
   lookup?: LookupFunction;
   transferLimitBytes: number;
+  /** Cap on the bytes the page's requests deliver once decoded (a gzip bomb's inflated size). */
+  decodedLimitBytes: number;
+  /** The browser's renderer watchdog, which tells a crash it caused; undefined where it does not run. */
+  memory?: Pick<MemoryWatch, 'killedSince'>;
+  /** The renderer limit the watchdog enforces, for the message. */
+  pageMemoryBytes: number;
   /** Egress proxy for this page's traffic, credentials included. */
   upstreamProxy?: URL;
   /** Called once the page is done with how many targets its guard refused. */
@@ -75,14 +83,18 @@ export async function renderPage(browser: Browser, job: RenderJob, settings: Ren
       fail(new OutboundError('too_large', `The page pulled more than ${settings.transferLimitBytes} bytes`, job.url.href));
     },
   });
-  const session = new PageSession(browser, job, guard, fail, stop.signal);
+  const session = new PageSession(browser, job, guard, fail, stop.signal, settings);
   const work = session.run();
   work.catch(() => undefined); // settles after the race below when stopped early
   try {
     return await raceAbort(work, stop.signal);
   } catch (error) {
+    // A renderer that died (killed for its memory, or crashed) fails the page, whichever
+    // of the crash event and the navigation's rejection came first.
+    if (session.crashed !== undefined) throw session.crashed;
+    if (isCrash(error)) throw session.crashFailure();
     if (stop.signal.aborted && error === stop.signal.reason) throw error;
-    if (error instanceof BrowserGoneError || error instanceof CaptchaUnsolvedError) throw error;
+    if (error instanceof BrowserGoneError || error instanceof CaptchaUnsolvedError || error instanceof RenderStepError) throw error;
     throw browserFailure(error, job.url.href, session.mainUrl, guard);
   } finally {
     job.signal.removeEventListener('abort', onOuterAbort);
@@ -103,14 +115,20 @@ class PageSession {
   readonly #fail: (reason: unknown) => void;
   readonly #stopped: AbortSignal;
   readonly #checked = new Set<string>();
+  readonly #settings: RenderSettings;
+  readonly #started = Date.now();
   #context: BrowserContext | undefined;
+  #decodedBytes = 0;
+  /** Set when the page's renderer died. */
+  crashed: OutboundError | undefined;
 
-  constructor(browser: Browser, job: RenderJob, guard: GuardProxy, fail: (reason: unknown) => void, stopped: AbortSignal) {
+  constructor(browser: Browser, job: RenderJob, guard: GuardProxy, fail: (reason: unknown) => void, stopped: AbortSignal, settings: RenderSettings) {
     this.#browser = browser;
     this.#job = job;
     this.#guard = guard;
     this.#fail = fail;
     this.#stopped = stopped;
+    this.#settings = settings;
     this.mainUrl = job.url.href;
     this.#checked.add(withoutFragment(job.url)); // the pool checked it before queueing
   }
@@ -137,6 +155,10 @@ class PageSession {
       throw this.#stopped.reason;
     }
     const page = await context.newPage();
+    page.on('crash', () => {
+      this.crashed ??= this.crashFailure();
+      this.#fail(this.crashed);
+    });
     context.on('page', (popup) => {
       if (popup !== page) void popup.close().catch(() => undefined);
     });
@@ -163,10 +185,13 @@ class PageSession {
     if (job.render.waitFor !== undefined) {
       await page.waitForSelector(job.render.waitFor, { state: 'attached', timeout: remaining(job.deadline) });
     }
+    if (job.render.waitForCondition !== undefined) await waitForCondition(page, job.render.waitForCondition, job.deadline, this.#stopped);
+    if (job.render.actions !== undefined && job.render.actions.length > 0) await runActions(page, job.render.actions, job.deadline, this.#stopped);
     // Pages that finish rendering (or navigate) from timers after `load`: give the network a
     // moment to go quiet (500 ms without requests), bounded so a chatty page is not waited on.
     await page.waitForLoadState('networkidle', { timeout: Math.min(NETWORK_QUIET_CAP_MS, remaining(job.deadline)) }).catch(() => undefined);
-    const body = await settledContent(page, job.deadline);
+    const body = await settledContent(page, job.deadline, job.maxBytes);
+    if (job.render.screenshot !== undefined) await takeScreenshot(page, job.render.screenshot, job.deadline);
     const response: Response = documentResponse ?? firstResponse;
     this.#assertNotRefused(response);
     const headers = response.headers();
@@ -195,6 +220,15 @@ class PageSession {
     if (refusal !== undefined) throw refusal;
   }
 
+  /** Why the renderer died: the watchdog killed it for its memory, or it crashed on its own. */
+  crashFailure(): OutboundError {
+    if (this.#settings.memory?.killedSince(this.#started)) {
+      const mb = Math.round(this.#settings.pageMemoryBytes / 1024 / 1024);
+      return new OutboundError('too_large', `The page used more than ${mb} MB of memory`, this.mainUrl);
+    }
+    return new OutboundError('network', "The page's renderer crashed", this.mainUrl);
+  }
+
   async dispose(): Promise<void> {
     await this.#context?.close().catch(() => undefined);
   }
@@ -210,7 +244,8 @@ class PageSession {
     const mainFrameId = frameTree.frame.id;
     cdp.on('Fetch.requestPaused', (event) => {
       const { requestId, resourceType, frameId, request } = event;
-      if (isBlockedResource(resourceType)) {
+      // A screenshot shows the page as a reader sees it, images and fonts included.
+      if (isBlockedResource(resourceType) && this.#job.render.screenshot === undefined) {
         settle(cdp, 'Fetch.failRequest', { requestId, errorReason: 'BlockedByClient' });
         return;
       }
@@ -225,6 +260,16 @@ class PageSession {
       }
       settle(cdp, 'Fetch.continueRequest', { requestId });
     });
+    // Decoded bytes, as the renderer receives them: the transfer cap at the guard counts the
+    // compressed wire, so a gzip bomb passes it and only shows here.
+    cdp.on('Network.dataReceived', (event) => {
+      this.#decodedBytes += event.dataLength;
+      if (this.#decodedBytes > this.#settings.decodedLimitBytes) {
+        this.#fail(new OutboundError('too_large', `The page's responses decode to more than ${this.#settings.decodedLimitBytes} bytes`, this.mainUrl));
+      }
+    });
+    // No bodies kept for this session: it only counts.
+    await cdp.send('Network.enable', { maxTotalBufferSize: 0, maxResourceBufferSize: 0 });
     await cdp.send('Fetch.enable', {
       patterns: INTERCEPTED_RESOURCE_TYPES.map((resourceType) => ({ urlPattern: '*', resourceType, requestStage: 'Request' as const })),
     });
@@ -293,9 +338,16 @@ const NETWORK_QUIET_CAP_MS = 2_000;
  * The serialised DOM once the main frame has stopped navigating: a script or meta refresh may
  * replace the document after `load`, and serialising in the middle of that fails.
  */
-async function settledContent(page: Page, deadline: number): Promise<string> {
+/** Runs in the page (source text: the service is compiled without the DOM's types). */
+const SERIALISED_LENGTH = '(document.documentElement ? document.documentElement.outerHTML.length : 0)';
+
+async function settledContent(page: Page, deadline: number, maxBytes: number): Promise<string> {
   for (;;) {
     try {
+      // Measured in the page first: a DOM far over the cap is refused without being carried
+      // here. A UTF-16 code unit is at least one UTF-8 byte, so a length over the cap is over it.
+      const length = Number(await page.evaluate(SERIALISED_LENGTH));
+      if (length > maxBytes) throw new OutboundError('too_large', `The rendered page has ${length} characters, more than ${maxBytes} bytes`, page.url());
       return await page.content();
     } catch (error) {
       const navigating = error instanceof Error && /is navigating|Execution context was destroyed/i.test(error.message);
@@ -318,6 +370,10 @@ function settle(cdp: CDPSession, method: 'Fetch.continueRequest' | 'Fetch.failRe
 
 function remaining(deadline: number): number {
   return Math.max(1, deadline - Date.now()); // 0 would mean "no timeout" to Playwright
+}
+
+function isCrash(error: unknown): boolean {
+  return error instanceof Error && /crashed/i.test(error.message);
 }
 
 function isHttpUrl(href: string): boolean {

@@ -7,6 +7,7 @@
 import type { LookupFunction } from '../outbound/resolve.ts';
 import type { OutboundRequest } from '../outbound/types.ts';
 import type { CaptchaSolverFunction } from './challenges.ts';
+import type { PageAction, ScreenshotOptions } from './steps.ts';
 
 export interface BrowserPoolOptions {
   /** The Chromium binary (CHROMIUM_PATH). Never downloaded: the system package provides it. */
@@ -17,7 +18,7 @@ export interface BrowserPoolOptions {
   maxPagesPerBrowser?: number;
   /** Per-request deadline when the request sets none (BROWSER_TIMEOUT_MS). */
   navigationTimeoutMs: number;
-  /** Hostnames or IP literals exempted from the public-address rule (OUTBOUND_ALLOW_HOSTS). */
+  /** Hosts exempted from the public-address rule (OUTBOUND_ALLOW_HOSTS): `host` on every port, `host:port` on that port. */
   allowHosts?: readonly string[];
   /** Egress proxy for all page traffic (PROXY_URL), e.g. http://user:pass@proxy:3128. Default: direct. */
   proxyUrl?: string;
@@ -27,6 +28,16 @@ export interface BrowserPoolOptions {
   lookup?: LookupFunction;
   /** Cap on bytes one page may pull from the network, subresources included. Default 32 MiB. */
   maxTransferBytes?: number;
+  /**
+   * Cap on the bytes one page's requests deliver once decoded (after Content-Encoding), what a
+   * gzip bomb inflates to. Default 32 MiB.
+   */
+  maxDecodedBytes?: number;
+  /**
+   * A page's renderer is killed when its resident memory passes this many MB, and the request
+   * fails with `too_large` (BROWSER_PAGE_MEMORY_MB). Half of it is the page's JavaScript heap. Default 640.
+   */
+  pageMemoryMb?: number;
   /** Shut an idle browser down after this long; the next request relaunches it. Default 5 min, 0 never. */
   idleTimeoutMs?: number;
   /** Parent folder of the per-browser temporary profiles. Default: the OS temporary folder. */
@@ -54,6 +65,15 @@ export interface RenderOptions {
   locale?: string;
   /** The window size. Default 1366×768, the most common desktop size. */
   viewport?: { width: number; height: number };
+  /**
+   * A caller's condition after the challenges: a selector to become visible, or milliseconds to
+   * pause (steps.ts). A selector that never shows fails the render with `RenderStepError`.
+   */
+  waitForCondition?: string | number;
+  /** A caller's clicks, typing, key presses, scrolls and waits, run in order (steps.ts). */
+  actions?: readonly PageAction[];
+  /** Take a screenshot once the page is ready; images and fonts are then loaded, not refused. */
+  screenshot?: ScreenshotOptions;
 }
 
 /**
@@ -104,6 +124,10 @@ export interface BrowserPoolStats {
   queued: number;
   /** Targets refused by the guard, all requests together. */
   refusals: number;
+  /** Resident memory of the running browsers' process trees, in bytes (0 where /proc is not there). */
+  memoryBytes: number;
+  /** Renderers killed for passing `pageMemoryMb`, since the pool started. */
+  memoryKills: number;
 }
 
 export interface BrowserPool {

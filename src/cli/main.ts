@@ -29,6 +29,8 @@ function print(result: unknown, json: boolean): void {
 }
 
 async function serve(): Promise<void> {
+  // Every setting is checked first (here and in startService's checkSettings), then DATA_DIR is
+  // locked, the database migrated and the owner created: a bad setting leaves nothing behind.
   const config = loadConfig();
   const { startService } = await import('../app.ts');
   // The first start takes a while (OCR model, browser): say what it is doing.
@@ -130,6 +132,21 @@ async function probe(args: string[], json: boolean): Promise<number> {
   return results.every((result) => result.verdict === 'ok') ? 0 : 1;
 }
 
+/** `gleaner mcp`: the MCP server over stdio, relaying to a running server (docs/mcp.md). Stdout is the protocol's alone. */
+async function mcp(args: string[]): Promise<number> {
+  const { McpConnectError, McpUsageError, runStdio, stdioOptions } = await import('../mcp/stdio.ts');
+  const { readFileSync } = await import('node:fs');
+  const version: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
+  try {
+    await runStdio(stdioOptions(args, process.env, version));
+    return 0;
+  } catch (error) {
+    if (!(error instanceof McpUsageError) && !(error instanceof McpConnectError)) throw error;
+    console.error(`gleaner mcp: ${error.message}`);
+    return error instanceof McpUsageError ? 2 : 1;
+  }
+}
+
 export async function main(argv: string[]): Promise<number> {
   const json = argv.includes('--json');
   try {
@@ -142,14 +159,19 @@ export async function main(argv: string[]): Promise<number> {
       return -1; // keeps running
     }
     if (argv[0] === 'upstreams' && argv[1] === 'probe') return await probe(argv.slice(2), json);
+    if (argv[0] === 'mcp') return await mcp(argv.slice(1));
     print(await operator(argv), json);
     return 0;
   } catch (error) {
     const usage = error instanceof UsageError;
     const known = usage || error instanceof OperatorError || error instanceof ConfigError || error instanceof DataDirBusyError;
-    const message = known ? (error as Error).message : `Unexpected error: ${(error as Error).stack ?? error}`;
+    let message = known ? (error as Error).message : `Unexpected error: ${(error as Error).stack ?? error}`;
+    // The variable at fault is always named, even by a module whose message forgot it.
+    const variable = error instanceof ConfigError ? error.variable : undefined;
+    if (variable && !message.includes(variable)) message = `${variable}: ${message}`;
     if (json) process.stdout.write(JSON.stringify({ error: message }) + '\n');
     else console.error(message);
-    return usage ? 2 : 1;
+    // A bad setting is a usage error too: exit 2, as for a bad command line.
+    return usage || error instanceof ConfigError ? 2 : 1;
   }
 }

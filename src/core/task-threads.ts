@@ -6,13 +6,17 @@
  * aborts, the task is aborted and piscina terminates exactly that thread and starts a fresh one:
  * a stuck task never blocks the pool. A thread whose V8 heap overflows is replaced the same way.
  *
- * A bounded queue (`maxQueue`) refuses a new task once that many wait, before it takes any memory
- * in the queue: the caller answers "busy" rather than let waiting documents pile up. A task that
+ * A bounded queue refuses a new task, before it takes any memory in the queue, once `maxQueue`
+ * tasks wait or once the tasks admitted and not yet answered hold `maxQueueBytes` (each task's
+ * `weight`, an estimate of the memory it keeps until answered): the caller answers "busy" rather
+ * than let waiting documents pile up. Counting alone shed bursts of tiny documents that would
+ * have been served in seconds; bytes alone would let thousands of empty tasks wait. A task that
  * continues work already admitted (`continuation`) is never refused.
  *
  * The thread talks back over a port of its own, carried in the task: `taskStarted(port)` when it
- * begins, and `retireWith(port, result)` when it answers but must not take another task (its
- * memory has to go): the pool hands the result over and ends that thread.
+ * begins, `taskProgress(port, value)` for what the caller wants to know before the answer, and
+ * `retireWith(port, result)` when it answers but must not take another task (its memory has to
+ * go): the pool hands the result over and ends that thread.
  */
 import { MessageChannel, type MessagePort, type Transferable } from 'node:worker_threads';
 import { Piscina } from 'piscina';
@@ -21,11 +25,16 @@ import { Piscina } from 'piscina';
 export type PooledTask<T> = T & { port: MessagePort };
 
 /** What a thread posts on its port. */
-type TaskNotice<R> = { type: 'started' } | { type: 'retire'; result: R };
+type TaskNotice<R> = { type: 'started' } | { type: 'progress'; value: unknown } | { type: 'retire'; result: R };
 
 /** Thread side: the task has begun; its time limit starts now. */
 export function taskStarted(port: MessagePort): void {
   port.postMessage({ type: 'started' } satisfies TaskNotice<never>);
+}
+
+/** Thread side: tells the caller's `onProgress` something before the answer. */
+export function taskProgress(port: MessagePort, value: unknown): void {
+  port.postMessage({ type: 'progress', value } satisfies TaskNotice<never>);
 }
 
 /** Thread side: answer with `result`, and have this thread ended and replaced. Never settles. */
@@ -41,6 +50,10 @@ export interface RunOptions {
   transferList?: Transferable[];
   /** The task continues work already admitted: it is never refused as `queue_full`. */
   continuation?: boolean;
+  /** Bytes the task keeps in memory until it is answered, counted against `maxQueueBytes`. */
+  weight?: number;
+  /** Called with each value the thread sends with `taskProgress`. */
+  onProgress?: (value: unknown) => void;
 }
 
 export interface TaskThreadsOptions {
@@ -54,6 +67,12 @@ export interface TaskThreadsOptions {
   maxYoungGenerationMb?: number;
   /** Tasks allowed to wait for a thread; past it a new task is `queue_full`. Unbounded when absent. */
   maxQueue?: number;
+  /**
+   * Weight (bytes) that admitted, unanswered tasks may hold together; a new task that would pass it
+   * is `queue_full`, unless nothing is held (a lone task larger than the bound is still served).
+   * Unbounded when absent.
+   */
+  maxQueueBytes?: number;
   workerData?: unknown;
 }
 
@@ -64,17 +83,18 @@ export interface TaskThreads<T, R> {
    * the thread fails otherwise.
    */
   run(task: T, options?: RunOptions): Promise<TaskRun<R>>;
-  /** Whether a new task would be queued now rather than refused as `queue_full`. */
-  hasCapacity(): boolean;
-  /** Threads, tasks running and tasks waiting. */
-  stats(): { threads: number; busy: number; queued: number };
+  /** Whether a new task (of `weight` bytes, 0 when unknown yet) would be queued now rather than refused as `queue_full`. */
+  hasCapacity(weight?: number): boolean;
+  /** Threads, tasks running and tasks waiting, and the weight they hold. */
+  stats(): { threads: number; busy: number; queued: number; heldBytes: number };
   /** Waits for running tasks, then stops the threads. */
   close(): Promise<void>;
 }
 
 export function createTaskThreads<T extends object, R>(options: TaskThreadsOptions): TaskThreads<T, R> {
-  const { threads, timeoutMs, maxQueue = Infinity } = options;
+  const { threads, timeoutMs, maxQueue = Infinity, maxQueueBytes = Infinity } = options;
   if (!(maxQueue >= 0)) throw new RangeError(`maxQueue must be ≥ 0 (got ${maxQueue})`);
+  if (!(maxQueueBytes > 0)) throw new RangeError(`maxQueueBytes must be > 0 (got ${maxQueueBytes})`);
   const pool = new Piscina<PooledTask<T>, R>({
     filename: options.filename,
     workerData: options.workerData,
@@ -93,15 +113,18 @@ export function createTaskThreads<T extends object, R>(options: TaskThreadsOptio
   });
   /** Tasks submitted and not yet answered (queued or on a thread), for `stats`. */
   let running = 0;
+  /** Weight held by the tasks submitted and not yet answered. */
+  let heldBytes = 0;
 
   /** Tasks submitted and waiting for a thread (piscina counts them once they are in its queue). */
   const waiting = (): number => Math.max(0, running - threads);
-  const hasCapacity = (): boolean => waiting() < maxQueue;
+  const hasCapacity = (weight = 0): boolean => waiting() < maxQueue && (heldBytes === 0 || heldBytes + weight <= maxQueueBytes);
 
-  async function run(task: T, { signal, transferList = [], continuation = false }: RunOptions = {}): Promise<TaskRun<R>> {
+  async function run(task: T, { signal, transferList = [], continuation = false, weight = 0, onProgress }: RunOptions = {}): Promise<TaskRun<R>> {
     signal?.throwIfAborted();
-    if (!continuation && !hasCapacity()) return { kind: 'queue_full' };
+    if (!continuation && !hasCapacity(weight)) return { kind: 'queue_full' };
     running++;
+    heldBytes += weight;
     const timeLimit = new AbortController();
     // Aborting a retiring thread's task is how piscina is told to end that very thread.
     const retire = new AbortController();
@@ -114,6 +137,8 @@ export function createTaskThreads<T extends object, R>(options: TaskThreadsOptio
       if (settled) return; // the answer and the notices travel on different ports: a quick task may be answered first
       if (notice.type === 'started') {
         timer = setTimeout(() => timeLimit.abort(new Error('task time limit reached')), timeoutMs);
+      } else if (notice.type === 'progress') {
+        onProgress?.(notice.value);
       } else {
         retiredWith = { result: notice.result };
         retire.abort(new Error('task thread retired'));
@@ -132,6 +157,7 @@ export function createTaskThreads<T extends object, R>(options: TaskThreadsOptio
     } finally {
       settled = true;
       running--;
+      heldBytes -= weight;
       clearTimeout(timer);
       notices.close();
     }
@@ -142,7 +168,7 @@ export function createTaskThreads<T extends object, R>(options: TaskThreadsOptio
     hasCapacity,
     stats: () => {
       const queued = pool.queueSize;
-      return { threads, queued, busy: Math.max(0, running - queued) };
+      return { threads, queued, busy: Math.max(0, running - queued), heldBytes };
     },
     close: () => pool.close(),
   };

@@ -21,15 +21,32 @@ export const OPERATION_DEFAULTS = {
   web: 1,
   web_geo: 5,
   web_browser: 5,
+  // A /v1/web screenshot, on top of the browser page's price.
+  web_screenshot: 1,
   forum: 3,
   mb_tweet: 3,
   mb_legacy: 3,
   mb_user: 3,
   mb_search: 10,
   mb_user_tweets: 10,
+  // Video (YouTube): one video, its transcript, a search page, a channel page, a comments page.
+  video: 3,
+  video_transcript: 3,
+  video_search: 10,
+  video_channel: 10,
+  video_comments: 3,
+  // Freelance marketplace (Freelancer.com): a page of search results, one project.
+  freelance_search: 3,
+  freelance_project: 3,
   // A page a crawl or batch job delivered (contract §9), and one site map.
   crawl_page: 1,
   map: 1,
+  // Wallet monitors (src/monitors): one event delivered, and one watched address for one UTC day.
+  chain_event: 1,
+  chain_address_day: 5,
+  // Blockchain reads (contract §10): a wallet's balances, a page of its transfers.
+  chain_wallet: 5,
+  chain_transactions: 10,
 } as const satisfies Record<string, number>;
 
 export type Operation = keyof typeof OPERATION_DEFAULTS;

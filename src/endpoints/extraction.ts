@@ -68,15 +68,20 @@ export const pdfEndpoint = defineEndpoint({
     if (!pdf.hasCapacity()) throw httpErrors.busy();
     const file = await downloadDocument(services.capabilities.documents(), input.url, 'pdf', upstream);
     const bytes = new Uint8Array(file.buffer, file.byteOffset, file.byteLength);
-    const counted = await pdf.count(bytes, signal).catch((error: unknown) => {
-      throw error instanceof PdfBusyError ? httpErrors.busy() : error;
-    });
-    if (counted.kind !== 'ok') throw httpErrors.badRequest(EXTRACTION_MESSAGES.pdfFailed);
-    if (counted.pageCount > PDF_MAX_PAGES) throw httpErrors.badRequest(EXTRACTION_MESSAGES.pdfTooManyPages);
-    await meter.cover(Math.max(1, counted.pageCount)); // 403 when the balance cannot cover every page
-
-    // Extraction may move the bytes to its thread; OCR renders from a copy.
-    const outcome = await pdf.extract(input.ocr ? bytes.slice() : bytes, { signal });
+    // One task on a PDF thread: the document is admitted by its size (503 when the queue holds
+    // too much), opened, its pages counted and held (403 when the balance cannot cover every
+    // page) and only then read. Extraction may move the bytes to its thread; OCR renders from a copy.
+    const outcome = await pdf
+      .extract(input.ocr ? bytes.slice() : bytes, {
+        signal,
+        approve: async (pageCount) => {
+          if (pageCount > PDF_MAX_PAGES) throw httpErrors.badRequest(EXTRACTION_MESSAGES.pdfTooManyPages);
+          await meter.cover(Math.max(1, pageCount));
+        },
+      })
+      .catch((error: unknown) => {
+        throw error instanceof PdfBusyError ? httpErrors.busy() : error;
+      });
     switch (outcome.kind) {
       case 'ok':
         if (!input.ocr || outcome.pagesWithoutText.length === 0) return { body: outcome.result };

@@ -20,6 +20,7 @@ export const searchEndpoint = defineEndpoint({
   method: 'POST',
   path: '/v1/engine-search',
   operationId: 'search',
+  toolName: 'search',
   summary: 'Organic search results',
   description: ({ price }) =>
     `Results come from the first engine of the configured chain that answers; captchas, consent walls and block pages move on to the next engine. Costs max(${price('search')}, round(per_page / 3)) credits; no results (404) and no engine answering (502) are free.`,

@@ -14,6 +14,10 @@ import { FORUM_ENDPOINTS } from './forum.ts';
 import { ADMIN_ENDPOINTS } from './admin.ts';
 import { ADMIN_JOB_ENDPOINTS } from './admin-jobs.ts';
 import { MICROBLOG_ENDPOINTS } from './microblog.ts';
+import { VIDEO_ENDPOINTS } from './video.ts';
+import { FREELANCE_ENDPOINTS } from './freelance.ts';
+import { CHAIN_ENDPOINTS } from './chain.ts';
+import { CHAIN_MONITOR_ENDPOINTS } from './chain-monitors.ts';
 import { usageEndpoint } from './usage.ts';
 import { upstreamsEndpoint } from './upstreams.ts';
 import { WEBHOOK_SECRET_ENDPOINTS } from './webhook-secret.ts';
@@ -27,6 +31,10 @@ export const ENDPOINTS: readonly Endpoint[] = [
   imageEndpoint,
   ...FORUM_ENDPOINTS,
   ...MICROBLOG_ENDPOINTS,
+  ...VIDEO_ENDPOINTS,
+  ...FREELANCE_ENDPOINTS,
+  ...CHAIN_ENDPOINTS,
+  ...CHAIN_MONITOR_ENDPOINTS,
   getMe,
   patchMe,
   listRequests,

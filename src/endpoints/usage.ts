@@ -27,7 +27,7 @@ export const UsageResponse = Type.Object({
       date: day,
       product: Type.String(),
       requests: Type.Integer({ description: 'Requests recorded in history, failures included.' }),
-      credits: Type.Integer({ description: 'Credits charged, refunds deducted.' }),
+      credits: Type.Integer({ description: 'Credits charged, refunds deducted; includes what wallet monitors were charged (delivered events, daily address fees), which are not requests.' }),
     }),
     { description: 'Days without requests are left out.' },
   ),

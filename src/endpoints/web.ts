@@ -4,6 +4,8 @@ import { boolean, custom, isAbsent, isBlank, object, oneOf, parsed, publicAddres
 import { COUNTRY_CODES } from '../validation/countries.ts';
 import { isHeaderObject, OUTPUT_FORMATS, type WebOutcome } from '../adapters/web/index.ts';
 import { defineEndpoint } from '../pipeline/endpoint.ts';
+import { refineWebOptions, WEB_OPTION_FIELDS } from './web-options.ts';
+import { readWebPdf } from './web-pdf.ts';
 
 export const WEB_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
@@ -48,10 +50,18 @@ export const webEndpoint = defineEndpoint({
       },
       bypass_captcha: { rules: [boolean()], default: false, description: 'Render in a headless browser, wait out challenge pages and solve captchas.' },
       proxy_country: { rules: [string(), oneOf(COUNTRY_CODES)], description: 'Lowercase ISO 3166-1 alpha-2 code: go out through the proxy in this country.' },
-      format: { rules: [string(), oneOf(OUTPUT_FORMATS)], default: 'raw', description: '`raw`: the body as text; `text` or `markdown`: the main content only.' },
+      format: { rules: [string(), oneOf(OUTPUT_FORMATS)], default: 'raw', description: "`raw`: the body as text; `text` or `markdown`: the main content (see only_main_content), and the page's `metadata`." },
       links: { rules: [boolean()], default: false, description: "Add `links`: the page's links, absolute, deduplicated, in page order." },
+      only_main_content: {
+        rules: [boolean()],
+        default: true,
+        description: '`text` and `markdown`: only the main content (the article, without menus, sidebars, comments and footers); `false` gives the whole page without scripts, styles and hidden parts.',
+      },
+      links_inline: { rules: [boolean()], default: true, description: '`markdown`: links and images inline; `false` keeps only the text of links and drops images.' },
+      ...WEB_OPTION_FIELDS,
     },
     refine(input, errors) {
+      refineWebOptions(input, errors);
       if (!isTrue(input.bypass_captcha)) return;
       const method = typeof input.method === 'string' && input.method !== '' ? input.method : 'GET';
       if (method !== 'GET' || !isBlank(input.headers) || !isAbsent(input.body) || !isAbsent(input.proxy_country)) {
@@ -70,7 +80,7 @@ export const webEndpoint = defineEndpoint({
   },
   success: {
     status: 200,
-    description: "The target's answer: final URL, status, headers and the content as text.",
+    description: "The target's answer: final URL, status, headers and the content as text; with `text` or `markdown`, the page's `metadata` (title, description, language, author, published_at, site_name, canonical_url, image; `null` when unknown).",
     example: {
       response: {
         url: 'https://example.com/',
@@ -80,11 +90,13 @@ export const webEndpoint = defineEndpoint({
       },
     },
   },
-  errors: [403, 502, 503],
-  async handler({ input, services, upstream }) {
+  errors: [400, 403, 502, 503],
+  async handler({ input, services, upstream, meter, signal }) {
     const web = services.capabilities.web();
     if (web.isBlocked(input.url)) throw httpErrors.forbidden(WEB_MESSAGES.domainNotSupported);
 
+    // The screenshot's own price, held beside the page's and captured with it.
+    if (input.screenshot) await meter.cover(1, 'web_screenshot');
     const outcome = await web.scrape({
       url: input.url,
       method: input.method,
@@ -94,9 +106,20 @@ export const webEndpoint = defineEndpoint({
       proxyCountry: input.proxy_country,
       format: input.format,
       links: input.links,
+      onlyMainContent: input.only_main_content,
+      linksInline: input.links_inline,
+      includeSelectors: input.include_selectors,
+      excludeSelectors: input.exclude_selectors,
+      extractRules: input.extract_rules,
+      waitFor: input.wait_for,
+      actions: input.actions,
+      screenshot: input.screenshot || undefined,
+      pdf: true,
     }, upstream);
     // Upstream failures are logged by the runtime; a conversion that gave up is ours to tell.
     if (outcome.kind === 'not_converted') upstream.log.warn({ what: outcome.what, reason: outcome.reason }, 'web page not converted');
+    // A PDF asked for as text or Markdown: read page by page, billed per page.
+    if (outcome.kind === 'pdf') return { body: { response: await readWebPdf(outcome, input.format === 'markdown' ? 'markdown' : 'text', { services, meter, signal }) } };
     return { body: { response: answer(outcome) } };
   },
 });
@@ -122,6 +145,12 @@ function answer(outcome: WebOutcome) {
       throw outcome.what === 'links' ? httpErrors.fieldInvalid('links', WEB_MESSAGES.linksNotRead) : httpErrors.fieldInvalid('format', WEB_MESSAGES.notConverted(outcome.what));
     case 'captcha_unsolved':
       throw httpErrors.badGateway(WEB_MESSAGES.captcha);
+    // The page did not allow a browser step the caller asked for: the request must change, not be retried.
+    // Read by the handler before it gets here; a PDF the handler did not read is no web page.
+    case 'pdf':
+      throw httpErrors.fieldInvalid('url', WEB_MESSAGES.notAPage);
+    case 'step_failed':
+      throw httpErrors.fieldInvalid(outcome.step, outcome.message);
     case 'no_browser':
       throw httpErrors.notConfigured();
     case 'busy':

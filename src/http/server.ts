@@ -15,6 +15,7 @@ import { registerStripeWebhook, STRIPE_WEBHOOK_PATH } from './stripe-webhook.ts'
 import { registerMetrics } from './metrics.ts';
 import { readiness } from './readiness.ts';
 import { registerDashboard } from './dashboard.ts';
+import { MCP_PATH, registerMcpRoute } from '../mcp/server.ts';
 import type { Endpoint } from '../pipeline/endpoint.ts';
 import type { Services } from '../services.ts';
 
@@ -217,6 +218,10 @@ export async function buildServer(services: Services, options: ServerOptions): P
       },
     });
   }
+
+  // MCP for AI agents: one tool per row, each call run through its route (docs/mcp.md).
+  allow(MCP_PATH, 'POST');
+  registerMcpRoute(app, services, { endpoints: options.endpoints, version: options.version, malformedBody: MALFORMED_BODY });
 
   // Payments: Stripe reports paid invoices here (only when its signing secret is configured).
   if (config.stripeWebhook) {

@@ -18,6 +18,7 @@ import { JOB_RETENTION_DAYS, type JobSettings } from './settings.ts';
 import { JobStore, type JobKind, type JobRow, type PageRow, type WebhookTarget } from './store.ts';
 import { JobMetrics, type JobEvent } from './metrics.ts';
 import { JobWorker } from './worker.ts';
+import type { MonitorService } from '../monitors/service.ts';
 
 export interface JobServiceDeps {
   db: Database;
@@ -50,6 +51,9 @@ export class JobService {
   readonly #worker: JobWorker;
   readonly #metrics: JobMetrics;
   readonly #db: Database;
+  /** The wallet monitors (src/monitors): their follower and deliveries run beside the job workers, started and stopped with them. */
+  #monitors: MonitorService | undefined;
+  #started = false;
   #stopping: Promise<void> | undefined;
 
   private constructor(db: Database, queue: JobQueue, worker: JobWorker, store: JobStore, events: WebhookEventStore, metrics: JobMetrics) {
@@ -72,8 +76,22 @@ export class JobService {
   }
 
   /** Starts taking tasks (the server; never the command line). */
-  startWorkers(): Promise<void> {
-    return this.#worker.start();
+  async startWorkers(): Promise<void> {
+    await this.#worker.start();
+    this.#started = true;
+    this.#monitors?.start();
+  }
+
+  /** Runs the wallet monitors beside the workers: started with them (at once if they run), stopped with the queue. */
+  attachMonitors(monitors: MonitorService): void {
+    this.#monitors = monitors;
+    if (this.#started) monitors.start();
+  }
+
+  /** The wallet monitors, for the endpoint rows (which reach services through the jobs). */
+  get monitors(): MonitorService {
+    if (!this.#monitors) throw new Error('The wallet monitors are not attached to the job service.');
+    return this.#monitors;
   }
 
   /** Creates a job and queues its start, in one transaction. */
@@ -129,6 +147,7 @@ export class JobService {
     this.#stopping ??= (async () => {
       const abort = setTimeout(() => this.#worker.abortAll(), graceMs);
       try {
+        await this.#monitors?.stop();
         await this.#queue.stop(graceMs + 2_000);
       } finally {
         clearTimeout(abort);

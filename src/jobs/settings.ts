@@ -5,6 +5,7 @@
  *   JOB_POLL_SECONDS          how often an idle worker looks for tasks (PostgreSQL also wakes it at once)
  *   JOB_SUPERVISE_SECONDS     how often dead workers' tasks are looked for and handed on
  *   WEBHOOK_RETRY_BASE_SECONDS first retry of a failed webhook delivery; doubles up to one hour
+ *   CHAIN_POLL_MS             how often wallet monitors' followers poll each chain's head (src/monitors)
  */
 import type { EnvReader } from '../core/env.ts';
 
@@ -18,6 +19,8 @@ export interface JobSettings {
   webhookRetryLimit: number;
   /** Connections of the queue's own pool (PostgreSQL). */
   poolSize: number;
+  /** How often the wallet monitors' followers poll each chain's head, and look for due deliveries. */
+  chainPollMs: number;
 }
 
 export const JOB_DEFAULTS = {
@@ -26,6 +29,7 @@ export const JOB_DEFAULTS = {
   pollSeconds: 0.5,
   superviseSeconds: 10,
   webhookRetryBaseSeconds: 30,
+  chainPollMs: 2_000,
 } as const;
 
 /** Days a job, its pages and its events are kept (contract §9). */
@@ -53,5 +57,6 @@ export function jobSettings(env: EnvReader): JobSettings {
     webhookRetryBaseSeconds,
     webhookRetryLimit: webhookRetryLimit(webhookRetryBaseSeconds),
     poolSize: 4,
+    chainPollMs: env.integer('CHAIN_POLL_MS', { min: 50 }) ?? JOB_DEFAULTS.chainPollMs,
   };
 }

@@ -28,7 +28,7 @@ export function metricsSettings(env: EnvReader): MetricsSettings {
 
 /** What the gauges read at scrape time. */
 export interface MetricsSources {
-  pools(): Array<{ pool: string; workers: number; busy: number; queued: number; recycled?: number }>;
+  pools(): Array<{ pool: string; workers: number; busy: number; queued: number; recycled?: number; memoryBytes?: number; memoryKills?: number }>;
   /** Credit holds of requests in flight (or left by a stopped process until swept). */
   holds(): Promise<{ count: number; credits: number }>;
   /**
@@ -154,6 +154,26 @@ export class GleanerMetrics {
       collect() {
         this.reset();
         for (const p of sources.pools()) if (p.recycled !== undefined) this.inc({ pool: p.pool }, p.recycled);
+      },
+    });
+    new Gauge({
+      name: 'gleaner_pool_memory_bytes',
+      help: "Resident memory of a pool's processes, where measured: the headless browser's whole Chromium process tree (browser, renderers, helpers).",
+      labelNames: ['pool'],
+      registers,
+      collect() {
+        this.reset();
+        for (const p of sources.pools()) if (p.memoryBytes !== undefined) this.set({ pool: p.pool }, p.memoryBytes);
+      },
+    });
+    new Counter({
+      name: 'gleaner_pool_memory_kills_total',
+      help: 'Work ended for passing its memory limit: browser renderers killed past BROWSER_PAGE_MEMORY_MB (their requests fail, uncharged).',
+      labelNames: ['pool'],
+      registers,
+      collect() {
+        this.reset();
+        for (const p of sources.pools()) if (p.memoryKills !== undefined) this.inc({ pool: p.pool }, p.memoryKills);
       },
     });
     this.#jobPages = new Counter({

@@ -22,6 +22,7 @@ export class OperatorError extends Error {}
 export const USAGE = `Usage: gleaner <command> [options] [--json]
 
   serve                                                   start the HTTP server
+  mcp --token <t>                                         an MCP server over stdio for AI agents; calls the server at GLEANER_URL
   migrate                                                 apply pending database migrations
   users create --name <n> --email <e>                     create a user; prints its token and secret key once
   users list

@@ -104,6 +104,11 @@ interface RowShape<I, F extends Fields, S extends TSchema> {
    * derived from the method and path (`POST /admin/users/{user}/tokens` → `postAdminUsersByUserTokens`).
    */
   operationId?: string;
+  /**
+   * The row's tool name on the MCP server (src/mcp/tools.ts). Default: derived from the path
+   * (`/v1/forum/search` → `forum_search`); set it only when the path reads badly as a tool name.
+   */
+  toolName?: string;
   /** OpenAPI style: path parameters in braces (`/admin/users/{user}`), each a schema field with `in: 'path'`. */
   path: string;
   summary: string;

@@ -90,6 +90,10 @@ export async function runEndpoint(
     controller.abort(new Error('The client closed the connection.'));
   };
   reply.raw.once('close', onClose);
+  // A client that hung up while it was being authenticated closed the stream before this
+  // listener existed, and 'close' is not emitted twice: without this its work would run, and be
+  // charged, for nobody.
+  if (reply.raw.destroyed) onClose();
 
   const input = rawInput(endpoint, request);
   let meter: RequestMeter | undefined;

@@ -1,8 +1,8 @@
 /**
  * Corpus tier: /v1/web's Markdown on real recorded result pages (CORPUS_DIR/serp). A results
  * page has no single article, so this checks what must hold on any real page: the conversion
- * finishes, leaves no script or style text behind, and keeps the titles of the results the
- * engine parsers read from the same page.
+ * finishes and leaves no script or style text behind, and the whole page (only_main_content
+ * false) keeps the titles of the results the engine parsers read from the same page.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -22,14 +22,19 @@ function pages(dir: string): string[] {
   });
 }
 
-test('markdown of recorded result pages keeps the result titles and drops scripts and styles', { skip: corpus.skip }, () => {
+test('markdown of recorded result pages: main content without code; the whole page keeps the result titles', { skip: corpus.skip }, () => {
   const files = pages(corpus.dir);
   assert.ok(files.length > 0);
   for (const file of files) {
     const html = readFileSync(file, 'utf8');
-    const markdown = renderContent(html, 'https://search.example/search?q=x', { format: 'markdown' });
     const name = path.relative(corpus.dir, file);
-    assert.ok(markdown.trim().length > 0, `${name}: empty`);
+    // Main content: a results page has no article, and since issue 24 it no longer falls back to
+    // the whole page, so only "something, and no code" is asked of it.
+    const main = renderContent(html, 'https://search.example/search?q=x', { format: 'markdown' });
+    assert.ok(main.trim().length > 0, `${name}: empty`);
+    assert.doesNotMatch(main, /<script|function\s*\(|\{\s*[a-z-]+\s*:\s*[^}]+;\s*\}/i, `${name}: script or style text`);
+    // The whole page (only_main_content: false) keeps every result.
+    const markdown = renderContent(html, 'https://search.example/search?q=x', { format: 'markdown', onlyMainContent: false });
     assert.doesNotMatch(markdown, /<script|function\s*\(|\{\s*[a-z-]+\s*:\s*[^}]+;\s*\}/i, `${name}: script or style text`);
     const engine = name.split(path.sep)[0];
     if (!isEngineName(engine)) continue;

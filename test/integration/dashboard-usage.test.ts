@@ -52,6 +52,26 @@ test('credits and request counts per day and product, refunds deducted, unbilled
   assert.ok(history.body.data.every((row: { endpoint: string }) => row.endpoint !== '/usage'), 'not recorded in history');
 });
 
+test("a wallet monitor's charges (no request of their own) count as blockchain credits, not requests", async () => {
+  const user = await service.user({ blockchain: 100 });
+  const capture = (reference: string, charged: number, daysAgo: number) =>
+    service.services.db.query(
+      `INSERT INTO credit_ledger (user_id, product, kind, delta, charged, reference, created_at)
+       VALUES ($1, 'blockchain', 'capture', 0, $2, $3, now() - make_interval(days => $4))`,
+      [user.id, charged, reference, daysAgo],
+    );
+  await capture(`chain-day:m-${user.id}:${day(1)}:1`, 10, 1);
+  await capture(`chain-event:e1-${user.id}:1`, 1, 1);
+  await capture(`chain-event:e2-${user.id}:2`, 1, 0);
+  // A crawl page's capture is not counted here: its credits reach the crawl request's history row.
+  await capture(`job:j-${user.id}:abc:1`, 1, 0);
+  const { body } = await service.call('GET', '/usage?days=7', { token: user.token });
+  assert.deepEqual(body.data, [
+    { date: day(1), product: 'blockchain', requests: 0, credits: 11 },
+    { date: day(0), product: 'blockchain', requests: 0, credits: 1 },
+  ]);
+});
+
 test('the plan and its monthly credits come with each balance', async () => {
   const user = await service.user({ extraction: 10 });
   await service.services.db.query(`UPDATE balances SET plan = 'growth' WHERE user_id = $1 AND product = 'extraction'`, [user.id]);

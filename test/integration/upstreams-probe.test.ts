@@ -1,13 +1,13 @@
 /**
  * `gleaner upstreams probe` run as the operator runs it (a child process, the real CLI) against
  * fake upstreams on loopback: one engine serves a results page, one a captcha page, one a layout
- * the parser cannot read; Reddit and X serve good answers, then a block. The verdicts printed must
- * say which is which, and the exit code must say whether all were well.
+ * the parser cannot read; Reddit, X, YouTube and Freelancer serve good answers, then blocks. The
+ * verdicts printed must say which is which, and the exit code must say whether all were well.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
@@ -21,13 +21,23 @@ let duckduckgo: FakeUpstream;
 let brave: FakeUpstream;
 let reddit: FakeUpstream;
 let x: FakeUpstream;
+let youtube: FakeUpstream;
+let freelancer: FakeUpstream;
 let dataDir: string;
+
+const fixture = (name: string) => readFileSync(new URL(`../fixtures/${name}`, import.meta.url), 'utf8');
+/** A recorded player answer, as for the video the probe asks about (the parser checks the id). */
+function playerAnswer(videoId: string): string {
+  const player = JSON.parse(fixture('video/player-ok.json'));
+  player.videoDetails.videoId = videoId;
+  return JSON.stringify(player);
+}
 
 /** What X's embed source answers for a post. */
 const EMBED = { __typename: 'Tweet', id_str: '20', text: 'just setting up my twttr', created_at: '2006-03-21T20:50:14.000Z', favorite_count: 1, user: { id_str: '12', name: 'jack', screen_name: 'jack' } };
 
 before(async () => {
-  [bing, duckduckgo, brave, reddit, x] = await Promise.all([startFakeUpstream(), startFakeUpstream(), startFakeUpstream(), startFakeUpstream(), startFakeUpstream()]);
+  [bing, duckduckgo, brave, reddit, x, youtube, freelancer] = await Promise.all(Array.from({ length: 7 }, () => startFakeUpstream()));
   const results = bingFixtures.results(fixtureResults('probe', 10));
   bing.handle(() => ({ status: results.status, body: results.body }));
   const captcha = Object.values(duckduckgoFixtures.blocked)[0];
@@ -38,7 +48,7 @@ before(async () => {
 });
 
 after(async () => {
-  await Promise.all([bing, duckduckgo, brave, reddit, x].map((fake) => fake.close()));
+  await Promise.all([bing, duckduckgo, brave, reddit, x, youtube, freelancer].map((fake) => fake.close()));
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -56,6 +66,8 @@ async function probe(): Promise<{ code: number | null; results: Array<{ upstream
     UPSTREAM_X_URL: x.url,
     UPSTREAM_X_API_URL: x.url,
     UPSTREAM_X_SYNDICATION_URL: x.url,
+    UPSTREAM_YOUTUBE_URL: youtube.url,
+    UPSTREAM_FREELANCER_URL: freelancer.url,
   };
   delete env.DATABASE_URL;
   delete env.REDIS_URL;
@@ -71,7 +83,14 @@ async function probe(): Promise<{ code: number | null; results: Array<{ upstream
 const verdictOf = (results: Array<{ upstream: string; operation: string; verdict: string }>, upstream: string, operation?: string) =>
   results.find((result) => result.upstream === upstream && (operation === undefined || result.operation === operation))?.verdict;
 
-test('the probe tells ok, blocked and changed apart, for engines, Reddit and X', { timeout: 120_000 }, async () => {
+test('the probe tells ok, blocked and changed apart, for engines, Reddit, X, YouTube and Freelancer', { timeout: 120_000 }, async () => {
+  youtube.handle((hit) => {
+    const asked = hit.method === 'POST' && hit.path === '/youtubei/v1/player' ? (JSON.parse(hit.body) as { videoId?: string }).videoId : undefined;
+    return asked ? { headers: { 'content-type': 'application/json' }, body: playerAnswer(asked) } : { status: 404, body: 'not here' };
+  });
+  freelancer.handle((hit) =>
+    hit.path === '/api/projects/0.1/projects/active/' ? { headers: { 'content-type': 'application/json' }, body: fixture('freelance/search-page.json') } : { status: 404, body: 'not here' },
+  );
   reddit.handle(() => ({ headers: { 'content-type': 'application/json' }, body: JSON.stringify(listing([post('p1')])) }));
   x.handle((hit) => {
     if (hit.path === '/tweet-result') return { headers: { 'content-type': 'application/json' }, body: JSON.stringify(EMBED) };
@@ -86,17 +105,29 @@ test('the probe tells ok, blocked and changed apart, for engines, Reddit and X',
   assert.equal(verdictOf(results, 'reddit', 'listing'), 'ok', JSON.stringify(results));
   assert.equal(verdictOf(results, 'x-syndication'), 'ok', JSON.stringify(results));
   assert.equal(verdictOf(results, 'x', 'TweetResultByRestId'), 'blocked', JSON.stringify(results));
+  assert.equal(verdictOf(results, 'youtube', 'player'), 'ok', JSON.stringify(results));
+  assert.equal(verdictOf(results, 'freelancer', 'projects_active'), 'ok', JSON.stringify(results));
   assert.equal(code, 1, 'not every upstream is well: exit 1 for cron');
+  // Both fakes were asked (no probe went past them to the real sites), once, with the fixed request.
+  assert.equal(youtube.hits.length, 1);
+  assert.equal(JSON.parse(youtube.hits[0].body).videoId, 'jNQXAC9IVRw');
+  assert.equal(freelancer.hits.length, 1);
+  assert.equal(freelancer.hits[0].query.get('query'), 'python');
   // Each probe is one fixed, harmless request: the query is the fixed one, never a user's.
   assert.equal(bing.hits.length, 1);
   assert.equal(bing.hits[0].query.get('q'), 'weather');
 });
 
-test('every upstream well: exit 0', { timeout: 120_000 }, async () => {
+test('recovered engines read ok; a YouTube bot check and a rate-limited Freelancer read as blocked', { timeout: 120_000 }, async () => {
   const results = bingFixtures.results(fixtureResults('probe', 10));
   duckduckgo.handle(() => ({ status: 200, body: duckduckgoFixtures.results(fixtureResults('probe', 10)).body }));
   brave.handle(() => ({ status: results.status, body: bingFixtures.results(fixtureResults('probe', 10)).body }));
+  // YouTube now asks for a bot check, and Freelancer's API is rate-limited: both blocked.
+  youtube.handle(() => ({ headers: { 'content-type': 'application/json' }, body: fixture('video/player-bot-check.json') }));
+  freelancer.handle(() => ({ status: 429, headers: { 'content-type': 'application/json' }, body: '{"status":"error","message":"Too many requests"}' }));
   const { results: verdicts } = await probe();
+  assert.equal(verdictOf(verdicts, 'youtube', 'player'), 'blocked', JSON.stringify(verdicts));
+  assert.equal(verdictOf(verdicts, 'freelancer', 'projects_active'), 'blocked', JSON.stringify(verdicts));
   assert.equal(verdictOf(verdicts, 'duckduckgo'), 'ok', JSON.stringify(verdicts));
   assert.notEqual(verdictOf(verdicts, 'brave'), 'ok', 'brave still reads a page it does not know');
 });

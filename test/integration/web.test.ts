@@ -111,6 +111,15 @@ describe('blocked domains', () => {
     }
   });
 
+  test('YouTube and Freelancer URLs: 403, uncharged', async () => {
+    for (const url of ['https://www.youtube.com/watch?v=dQw4w9WgXcQ', 'https://youtu.be/dQw4w9WgXcQ', 'https://music.youtube.com/', 'https://www.freelancer.com/projects/python/scrape-product-catalogue', 'https://www.freelancer.co.uk/jobs/php/']) {
+      const r = await scrape({ url });
+      assert.equal(r.status, 403, url);
+      assert.deepEqual(r.body, { message: 'Domain not supported' });
+      assert.equal(r.charged, 0);
+    }
+  });
+
   test('a redirect into a blocked domain: 403, uncharged', async () => {
     for (const path of ['/to-blocked', '/to-blocked-extra']) {
       const r = await scrape({ url: `${base}${path}` });
@@ -268,8 +277,26 @@ describe('output formats', () => {
 
   test('text', async () => {
     const r = await scrape({ url: `${base}/article`, format: 'text' });
-    assert.match(r.body.response.content, /^How the meter works$/m);
+    // Text no longer starts with the title (issue 24): the title is in metadata.
+    assert.match(r.body.response.content, /^Every request holds its maximum cost/);
+    assert.equal(r.body.response.metadata.title, 'How the meter works');
     assert.ok(!r.body.response.content.includes('<p>'));
+  });
+
+  test('only_main_content and links_inline (issue 24): the whole page, links as text; validated', async () => {
+    const whole = await scrape({ url: `${base}/article`, format: 'text', only_main_content: false });
+    assert.equal(whole.status, 200, whole.text);
+    assert.ok(CHROME_TEXTS.some((chrome) => whole.body.response.content.includes(chrome)), 'the chrome is back');
+    const plain = await scrape({ url: `${base}/article`, format: 'markdown', links_inline: false });
+    assert.equal(plain.status, 200, plain.text);
+    assert.doesNotMatch(plain.body.response.content, /\]\(http/);
+    assert.match(plain.body.response.content, /See the second post for more/);
+    const bad = await scrape({ url: `${base}/article`, format: 'markdown', only_main_content: 'yes', links_inline: 'no' });
+    assert.equal(bad.status, 422);
+    assert.deepEqual(bad.body.errors, {
+      only_main_content: ['The only main content field must be true or false.'],
+      links_inline: ['The links inline field must be true or false.'],
+    });
   });
 
   test('a page built by JavaScript: plain mode sees the shell', async () => {

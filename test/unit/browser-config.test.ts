@@ -11,6 +11,13 @@ describe('browser pool settings from the environment', () => {
     assert.equal(options.navigationTimeoutMs, 20_000);
     assert.deepEqual(options.allowHosts, []);
     assert.equal(options.proxyUrl, undefined);
+    assert.equal(options.pageMemoryMb, 640);
+  });
+
+  test('BROWSER_PAGE_MEMORY_MB sets the renderer limit, from 256 MB up', () => {
+    assert.equal(browserPoolOptionsFromEnv({ BROWSER_PAGE_MEMORY_MB: '1024' }).pageMemoryMb, 1024);
+    assert.throws(() => browserPoolOptionsFromEnv({ BROWSER_PAGE_MEMORY_MB: '100' }), /BROWSER_PAGE_MEMORY_MB/);
+    assert.throws(() => browserPoolOptionsFromEnv({ BROWSER_PAGE_MEMORY_MB: 'lots' }), /BROWSER_PAGE_MEMORY_MB/);
   });
 
   test('reads CHROMIUM_PATH, BROWSER_* and the shared outbound settings', () => {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { GUARD_REFUSAL_HEADER, startGuardProxy, type GuardProxy, type GuardProxyOptions } from '../../src/browser/guard-proxy.ts';
+import { OwnListeners } from '../../src/outbound/own-listeners.ts';
 import type { LookupFunction } from '../../src/outbound/resolve.ts';
 
 // The guard on its own, no browser: raw CONNECT and absolute-URI requests against loopback
@@ -36,7 +37,8 @@ let webRequests = 0;
 let ECHO = 0;
 let WEB = 0;
 // Stands for the operator's PROXY_URL: records what it is asked, then serves every target from
-// the local echo/web servers (the public address in the test DNS is never dialled).
+// the local echo/web servers (the public address in the test DNS is never dialled): port 80 and
+// the web server's port reach the web server, any other port the echo server.
 let upstream: http.Server;
 let UPSTREAM = 0;
 const upstreamSeen: string[] = [];
@@ -117,7 +119,8 @@ before(async () => {
   });
   upstream.on('connect', (req: http.IncomingMessage, socket: net.Socket) => {
     upstreamSeen.push(`CONNECT ${req.url} ${req.headers['proxy-authorization']}`);
-    const tunnel = net.connect(ECHO, '127.0.0.1', () => {
+    const port = Number(/:(\d+)$/.exec(req.url ?? '')?.[1]);
+    const tunnel = net.connect(port === 80 || port === WEB ? WEB : ECHO, '127.0.0.1', () => {
       socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       tunnel.pipe(socket);
       socket.pipe(tunnel);
@@ -219,6 +222,33 @@ describe('guard proxy: CONNECT tunnels', () => {
     assert.equal(status, 403);
   });
 
+  test('a host:port exemption admits that port only, as in the outbound client', async () => {
+    const guard = await guardWith({ allowHosts: [`127.0.0.1:${ECHO}`] });
+    const allowed = await connect(guard, `127.0.0.1:${ECHO}`);
+    assert.equal(allowed.status, 200);
+    assert.equal(await roundTrip(allowed.socket, 'on its port'), 'on its port');
+    allowed.socket.destroy();
+    const other = await connect(guard, `127.0.0.1:${WEB}`);
+    other.socket.destroy();
+    assert.equal(other.status, 403);
+    assert.equal(guard.entryFor('127.0.0.1', WEB)?.code, 'blocked_address');
+  });
+
+  test("the service's own listeners are refused whatever the exemptions say", async () => {
+    const listeners = new OwnListeners();
+    const remove = listeners.add([{ address: '0.0.0.0', port: ECHO }]);
+    const guard = await guardWith({ allowHosts: ['127.0.0.1', 'allowed.test'], ownListeners: listeners });
+    // An address is refused before connecting; a name once its connected peer is known, before
+    // a byte is sent (the outbound client's connector, shared).
+    for (const target of [`127.0.0.1:${ECHO}`, `allowed.test:${ECHO}`]) {
+      const { status, socket } = await connect(guard, target);
+      socket.destroy();
+      assert.equal(status, 403, target);
+    }
+    assert.match(guard.entryFor('127.0.0.1', ECHO)?.message ?? '', /own listener/);
+    remove();
+  });
+
   test('refuseAll refuses even exempted public targets', async () => {
     const guard = await guardWith({ refuseAll: true, allowHosts: ['127.0.0.1'] });
     const { status, socket } = await connect(guard, `127.0.0.1:${ECHO}`);
@@ -317,16 +347,34 @@ describe('guard proxy: through an upstream proxy (PROXY_URL)', () => {
     assert.equal(status, 200);
     assert.equal(await roundTrip(socket, 'via upstream'), 'via upstream');
     socket.destroy();
-    assert.deepEqual(upstreamSeen, [`CONNECT public.test:443 ${credentials}`]);
+    // The checked address, never the name: the proxy cannot resolve it again to another one.
+    assert.deepEqual(upstreamSeen, [`CONNECT ${PUBLIC_ADDRESS}:443 ${credentials}`]);
   });
 
-  test('plain http is forwarded to the upstream proxy in absolute-URI form', async () => {
+  test('plain http goes through a tunnel to the checked address, the name kept in Host', async () => {
     const guard = await guardWith({ upstreamProxy: upstreamProxy() });
     upstreamSeen.length = 0;
     const response = await proxiedGet(guard, 'http://public.test/page');
     assert.equal(response.status, 200);
-    assert.match(response.body, /path=\/page/);
-    assert.deepEqual(upstreamSeen, [`GET http://public.test/page ${credentials}`]);
+    assert.equal(response.body, 'host=public.test path=/page proxy-auth=none');
+    assert.deepEqual(upstreamSeen, [`CONNECT ${PUBLIC_ADDRESS}:80 ${credentials}`]);
+  });
+
+  test('a name that rebinds after its check is still asked for at the address that was checked', async () => {
+    let answers = 0;
+    // Public the first time, loopback every time after: a second look-up would get 127.0.0.1.
+    const rebinding: LookupFunction = (_hostname, options, callback) => {
+      const address = answers++ === 0 ? PUBLIC_ADDRESS : '127.0.0.1';
+      if (options.all) callback(null, [{ address, family: 4 }]);
+      else callback(null, address, 4);
+    };
+    const guard = await guardWith({ upstreamProxy: upstreamProxy(), lookup: rebinding });
+    upstreamSeen.length = 0;
+    const { status, socket } = await connect(guard, 'rebind.test:443');
+    socket.destroy();
+    assert.equal(status, 200);
+    assert.equal(answers, 1, 'the name was resolved once, here');
+    assert.deepEqual(upstreamSeen, [`CONNECT ${PUBLIC_ADDRESS}:443 ${credentials}`]);
   });
 
   test('a private target is refused before the upstream proxy is asked', async () => {

@@ -11,6 +11,7 @@ import { DEFAULT_CHROMIUM_PATH } from '../../src/browser/launch.ts';
 import { createBrowserPool } from '../../src/browser/pool.ts';
 import type { BrowserPool } from '../../src/browser/types.ts';
 import type { LookupFunction } from '../../src/outbound/resolve.ts';
+import { gzipBomb } from '../support/browser-bomb.ts';
 import { OutboundError, type OutboundErrorCode } from '../../src/outbound/types.ts';
 
 // The pool against a real Chromium. Pages are served from 127.0.0.1, which the pool exempts by
@@ -134,6 +135,10 @@ function handleApp(req: http.IncomingMessage, res: http.ServerResponse): void {
       break;
     case '/hang':
       break; // never answers: the deadline must fire
+    case '/gzipped':
+      // 2 MB of text in about 2 KB on the wire.
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-encoding': 'gzip' }).end(gzipBomb(2, '<p>', '</p>'));
+      break;
     default:
       res.writeHead(404).end();
   }
@@ -307,6 +312,20 @@ describe('browser pool', { skip }, () => {
 
   test('a rendered page larger than maxBytes fails with too_large', async () => {
     await rejectsWith(pool.fetchPage({ url: `http://127.0.0.1:${APP}/big`, maxBytes: 10_000 }), 'too_large');
+  });
+
+  test('a page whose responses decode past maxDecodedBytes fails with too_large, whatever the wire carried', async () => {
+    const capped = createBrowserPool({ executablePath: CHROMIUM, navigationTimeoutMs: 20_000, allowHosts: ['127.0.0.1'], maxDecodedBytes: 1024 * 1024, userDataRoot });
+    try {
+      const error = await rejectsWith(capped.fetchPage({ url: `http://127.0.0.1:${APP}/gzipped` }), 'too_large');
+      assert.match(error.message, /decode to more than 1048576 bytes/);
+      // The same page within the cap renders.
+      const page = await pool.fetchPage({ url: `http://127.0.0.1:${APP}/gzipped`, maxBytes: 4 * 1024 * 1024 });
+      assert.equal(page.status, 200);
+      assert.ok(page.body.length > 2 * 1024 * 1024);
+    } finally {
+      await capped.close();
+    }
   });
 
   test('requests beyond the page limit wait their turn', async () => {

@@ -19,11 +19,11 @@ const LAYERS: string[][] = [
   ['accounts', 'credits', 'history', 'throttle', 'outbound', 'billing', 'upstream-report', 'webhooks'],
   ['browser'],
   ['adapters', 'extract'],
-  ['config.ts', 'capabilities.ts', 'operations', 'jobs'],
+  ['config.ts', 'capabilities.ts', 'operations', 'jobs', 'monitors'],
   ['services.ts'],
   ['pipeline'],
   ['endpoints'],
-  ['http'],
+  ['http', 'mcp'],
   ['app.ts', 'operator', 'cli'],
 ];
 

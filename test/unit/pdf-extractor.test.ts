@@ -241,7 +241,9 @@ describe('PDF extractor resilience (one thread)', () => {
       while (bounded.stats!().queued === 0) await new Promise((resolve) => setTimeout(resolve, 5));
       assert.equal(bounded.hasCapacity(), false);
       await assert.rejects(bounded.count(await multiPagePdf()), (error: Error) => error instanceof PdfBusyError && /1 documents waiting/.test(error.message));
-      assert.deepEqual(bounded.stats!(), { threads: 1, busy: 1, queued: 1 });
+      const { heldBytes, ...counts } = bounded.stats!();
+      assert.deepEqual(counts, { threads: 1, busy: 1, queued: 1 });
+      assert.ok(heldBytes > 0, 'the counted document holds its weight');
       controller.abort(new Error('client went away'));
       await assert.rejects(slow, /client went away/);
       assert.deepEqual(await waiting, { kind: 'ok', pageCount: 3 });
@@ -249,6 +251,48 @@ describe('PDF extractor resilience (one thread)', () => {
     } finally {
       await bounded.close();
     }
+  });
+
+  test('past maxQueueBytes, a new document is refused by its size while small ones still fit', async () => {
+    const bounded = createPdfExtractor({ threads: 1, timeoutMs: 30_000, maxQueue: 100, maxQueueBytes: 4 * 2 ** 20, maxMemoryMb: 2048 });
+    try {
+      const controller = new AbortController();
+      const small = await multiPagePdf();
+      // Admitted through `approve`, and holding the thread until aborted.
+      const slow = bounded.extract(await nestedFormBombPdf(), { signal: controller.signal, approve: async () => undefined });
+      while (bounded.stats!().busy === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      const large = new Uint8Array(3 * 2 ** 20); // weight 6 MB: more than the bound while anything is held
+      assert.equal(bounded.hasCapacity(large.byteLength), false);
+      assert.equal(bounded.hasCapacity(small.byteLength), true);
+      await assert.rejects(bounded.count(large), PdfBusyError);
+      const waiting = Array.from({ length: 10 }, () => bounded.count(small));
+      controller.abort(new Error('client went away'));
+      await assert.rejects(slow, /client went away/);
+      for (const outcome of await Promise.all(waiting)) assert.deepEqual(outcome, { kind: 'ok', pageCount: 3 });
+      assert.equal(bounded.stats!().heldBytes, 0);
+      // Alone, a document larger than the bound is still served (here: found invalid).
+      assert.equal((await bounded.count(large)).kind, 'invalid');
+    } finally {
+      await bounded.close();
+    }
+  });
+
+  test('extract with approve hands over the page count before reading, and stops when refused', async () => {
+    const seen: number[] = [];
+    const approved = await extractor.extract(await multiPagePdf(), { approve: async (pageCount) => void seen.push(pageCount) });
+    assert.deepEqual(seen, [3]);
+    assert.equal(approved.kind, 'ok');
+    const refusal = new Error('balance too low');
+    await assert.rejects(
+      extractor.extract(await multiPagePdf(), {
+        approve: async () => {
+          throw refusal;
+        },
+      }),
+      (error) => error === refusal,
+    );
+    // The thread that was told to stop takes the next document.
+    assert.equal((await extractor.extract(await multiPagePdf())).kind, 'ok');
   });
 
   test('documents queued behind a slow one are not charged its time', async () => {

@@ -12,7 +12,7 @@ import {
   defaultSearchEngines,
   readSearchSettings,
 } from '../../src/adapters/search/index.ts';
-import { upstreamWindow } from '../../src/adapters/search/chain.ts';
+import { upstreamPageSize, upstreamWindow } from '../../src/adapters/search/chain.ts';
 import type { SearchCache, SearchChainOptions, SearchRequest } from '../../src/adapters/search/index.ts';
 import type { EngineName } from '../../src/adapters/search/types.ts';
 import type { BrowserRequest, FetchPageResult } from '../../src/browser/types.ts';
@@ -442,6 +442,36 @@ describe('search chain: Google and the browser', () => {
     assert.equal(seen.length, 1);
     assert.match(seen[0].url, /^http:\/\/google\.test\/search\?q=test\+query/);
     assert.equal(calls.length, 0);
+  });
+
+  test('google at per_page 100 is one render of num=100 (its 99 results kept); page 2 starts at 100', async () => {
+    const seen: BrowserRequest[] = [];
+    const browser = async () => ({
+      async fetchPage(upstream: BrowserRequest) {
+        seen.push(upstream);
+        const page = SERP_FIXTURES.google.results(fixtureResults('google', 99));
+        return { status: page.status, url: new URL(upstream.url).origin + page.path, headers: {}, body: page.body, refused: [] };
+      },
+    });
+    const { searchChain } = chain(() => new Error('outbound must not be used'), { engines: ['google'], hasBrowser: true }, { browser });
+    const outcome = await searchChain.find({ ...request, perPage: 100 });
+    assert.equal(outcome.kind === 'results' && outcome.results.length, 99);
+    assert.equal(seen.length, 1);
+    assert.equal(new URL(seen[0].url).searchParams.get('num'), '100');
+    assert.equal(new URL(seen[0].url).searchParams.get('start'), null);
+    await searchChain.find({ ...request, query: 'second page', page: 2, perPage: 100 });
+    assert.equal(new URL(seen[1].url).searchParams.get('start'), '100');
+    // per_page 15, page 2: results 16-30 are two pages of 20, not three of 10.
+    await searchChain.find({ ...request, query: 'fifteen', page: 2, perPage: 15 });
+    assert.deepEqual(seen.slice(2).map((upstream) => [new URL(upstream.url).searchParams.get('start'), new URL(upstream.url).searchParams.get('num')]), [[null, '20'], ['20', '20']]);
+  });
+
+  test('upstreamPageSize: 10 for engines with fixed pages, perPage rounded up to 10 (at most the maximum) otherwise', () => {
+    assert.equal(upstreamPageSize({}, 100), 10);
+    assert.equal(upstreamPageSize({ maxPageSize: 100 }, 10), 10);
+    assert.equal(upstreamPageSize({ maxPageSize: 100 }, 15), 20);
+    assert.equal(upstreamPageSize({ maxPageSize: 50 }, 100), 50);
+    assert.deepEqual(upstreamWindow(2, 100, 50), { pages: [3, 4], skip: 0 });
   });
 
   test('a browser that does not answer in time counts as a timeout and the chain moves on', async () => {

@@ -92,7 +92,7 @@ test('every adapter is a pure pair with an upstream and an operation', async () 
   const adapters = await discoverAdapters();
   const names = new Set(adapters.map(({ adapter }) => adapter.upstream));
   // The upstreams of the service today; a new adapter only adds to them.
-  for (const upstream of ['google', 'bing', 'duckduckgo', 'brave', 'mojeek', 'startpage', 'reddit', 'x-syndication', 'web', 'document']) {
+  for (const upstream of ['google', 'bing', 'duckduckgo', 'brave', 'mojeek', 'startpage', 'reddit', 'x-syndication', 'web', 'document', 'freelancer', 'youtube', 'chain-explorer']) {
     assert.ok(names.has(upstream), `no adapter found for ${upstream}`);
   }
   for (const { module, name, adapter } of adapters) {

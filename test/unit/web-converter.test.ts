@@ -163,10 +163,12 @@ describe('conversion settings', () => {
 
 describe('the conversion functions', () => {
   test('one call gives what renderContent and extractLinks give', () => {
-    assert.deepEqual(convertPage(small, PAGE_URL, { format: 'markdown', links: true }), {
+    const { metadata, ...page } = convertPage(small, PAGE_URL, { format: 'markdown', links: true });
+    assert.deepEqual(page, {
       links: extractLinks(small, PAGE_URL),
       content: renderContent(small, PAGE_URL, { format: 'markdown' }),
     });
+    assert.equal(metadata?.title, 'How the meter works');
     assert.deepEqual(convertPage(small, PAGE_URL, { format: 'raw', links: false }), {});
   });
 

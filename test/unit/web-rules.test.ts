@@ -19,6 +19,13 @@ describe('blocked domains', () => {
     }
   });
 
+  test('YouTube (its short links, embeds and country sites) and Freelancer (its country sites)', () => {
+    for (const host of ['youtube.com', 'www.youtube.com', 'm.youtube.com', 'music.youtube.com', 'youtu.be', 'www.youtube-nocookie.com', 'youtube.co.uk', 'freelancer.com', 'www.freelancer.com', 'freelancer.co.uk', 'www.freelancer.in', 'freelancer.com.au']) {
+      assert.equal(blocklist.isBlocked(host), true, host);
+    }
+    for (const host of ['notyoutube.com', 'youtube.com.evil.example', 'freelancer.example.com', 'myfreelancer.com', 'freelancers.com']) assert.equal(blocklist.isBlocked(host), false, host);
+  });
+
   test('google under every public suffix', () => {
     for (const host of ['google.com', 'www.google.co.uk', 'google.com.br', 'news.google.de', 'GOOGLE.CO.JP.']) assert.equal(blocklist.isBlocked(host), true, host);
   });

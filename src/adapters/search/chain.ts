@@ -6,7 +6,9 @@
  *   of them, one more when the window starts inside an upstream page (`perPage` 15, page 2:
  *   results 16–30, upstream pages 2 and 3). They are fetched concurrently and merged in page
  *   order, and the results before the window are skipped. So paging with any `perPage` neither
- *   skips nor repeats results.
+ *   skips nor repeats results. An engine that serves larger pages on request (`maxPageSize`,
+ *   Google's `num`) is asked for pages of `perPage` rounded up to 10, at most its maximum: one
+ *   browser render of 100 results fits the deadline where ten concurrent renders did not.
  * - Pages go through the upstream runtime: a page whose exchange failed on the network is tried
  *   once more within its deadline, and an engine that answered a block page or kept failing is
  *   suspended for a while (its circuit is open), so the chain skips it at once.
@@ -139,13 +141,22 @@ export function dropLeadingDuplicate(results: SearchResult[]): SearchResult[] {
   return results.length >= 2 && results[0].url === results[1].url ? results.slice(1) : results;
 }
 
-/** The upstream pages holding the user's window of results, and how many results precede it. */
-export function upstreamWindow(page: number, perPage: number): { pages: number[]; skip: number } {
+/**
+ * The upstream pages (of `pageSize` results) holding the user's window of results, and how many
+ * results precede it.
+ */
+export function upstreamWindow(page: number, perPage: number, pageSize = UPSTREAM_PAGE_SIZE): { pages: number[]; skip: number } {
   const offset = (page - 1) * perPage;
-  const first = Math.floor(offset / UPSTREAM_PAGE_SIZE) + 1;
-  const skip = offset % UPSTREAM_PAGE_SIZE;
-  const span = Math.ceil((skip + perPage) / UPSTREAM_PAGE_SIZE);
+  const first = Math.floor(offset / pageSize) + 1;
+  const skip = offset % pageSize;
+  const span = Math.ceil((skip + perPage) / pageSize);
   return { pages: Array.from({ length: span }, (_, index) => first + index), skip };
+}
+
+/** The upstream page size asked of `engine` for `perPage` results: 10 unless it serves larger pages. */
+export function upstreamPageSize(engine: Pick<SearchEngine, 'maxPageSize'>, perPage: number): number {
+  if (!engine.maxPageSize) return UPSTREAM_PAGE_SIZE;
+  return Math.min(engine.maxPageSize, Math.ceil(perPage / UPSTREAM_PAGE_SIZE) * UPSTREAM_PAGE_SIZE);
 }
 
 export function createSearchChain(options: SearchChainOptions): SearchChain {
@@ -173,8 +184,10 @@ export function createSearchChain(options: SearchChainOptions): SearchChain {
   }
 
   async function searchEngine(engine: ChainEngine, request: SearchRequest, context: CallContext): Promise<EngineOutcome> {
-    const { perPage, ...params } = request;
-    const { pages, skip } = upstreamWindow(request.page, perPage);
+    const { perPage, ...userParams } = request;
+    const pageSize = upstreamPageSize(engine, perPage);
+    const params: SearchParams = pageSize === UPSTREAM_PAGE_SIZE ? userParams : { ...userParams, pageSize };
+    const { pages, skip } = upstreamWindow(request.page, perPage, pageSize);
     const abort = new AbortController();
     const signal = context.signal ? AbortSignal.any([abort.signal, context.signal]) : abort.signal;
     const pageContext = { ...context, signal };

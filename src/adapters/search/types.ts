@@ -23,6 +23,11 @@ export interface SearchParams {
    * (nominally) 10 results, 1-based, which the chain maps the user's page onto.
    */
   page: number;
+  /**
+   * Results per upstream page, for an engine that takes a page size (`maxPageSize`); 10 when
+   * absent. Upstream page `page` then starts at result `(page - 1) * pageSize + 1`.
+   */
+  pageSize?: number;
   timeRange?: TimeRange;
 }
 
@@ -46,6 +51,12 @@ export interface SearchEngine extends Adapter<SearchParams, SearchResult[]> {
   /** The engine's name in SEARCH_ENGINES, logs and metrics (its upstream). */
   readonly name: string;
   readonly baseUrl: string;
+  /**
+   * The largest page of results the engine serves on request (a multiple of 10); absent when its
+   * pages always hold 10. The chain asks such an engine for fewer, larger pages: one browser
+   * render of 100 results instead of ten of 10.
+   */
+  readonly maxPageSize?: number;
   parse(response: UpstreamResponse): SerpOutcome;
 }
 
@@ -57,6 +68,7 @@ export function defineEngine(engine: {
   name: string;
   via: 'http' | 'browser';
   baseUrl: string;
+  maxPageSize?: number;
   buildRequest(params: SearchParams, context: RequestContext): UpstreamRequest;
   parse(response: UpstreamResponse): SerpOutcome;
 }): SearchEngine {

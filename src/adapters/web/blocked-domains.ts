@@ -20,10 +20,15 @@ export const DEFAULT_BLOCKED_DOMAINS: readonly string[] = [
   'twitter.com',
   'instagram.com',
   'linkedin.com',
-  'youtube.com',
+  // youtube.com with every subdomain (www., m., music.) and YouTube's country sites (youtube.co.uk, youtube.de).
+  'youtube.*',
+  'youtu.be',
+  'youtube-nocookie.com',
   'tiktok.com',
   'pinterest.com',
   'reddit.com',
+  // Freelancer.com and its country sites (freelancer.co.uk, freelancer.in, freelancer.com.au...), served by /v1/freelance/*.
+  'freelancer.*',
 ];
 
 export interface DomainBlocklist {

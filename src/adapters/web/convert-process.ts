@@ -21,5 +21,5 @@ const WARM_UP_PAGE =
 for (const format of ['markdown', 'text'] as const) convertPage(WARM_UP_PAGE, 'http://warm-up.invalid/', { format, links: true });
 
 export default function runConvertTask(task: ConvertTask): ConvertedPage {
-  return convertPage(task.html, task.pageUrl, { format: task.format, links: task.links });
+  return convertPage(task.html, task.pageUrl, task);
 }

@@ -1,7 +1,7 @@
 /**
  * Where /v1/web's conversions run (Markdown, text, links): a small pool of child processes, so a
  * large page never blocks the event loop that serves every other request (a 1 MB page takes
- * about a second of CPU, docs/web.md), and a page that overflows the heap limit takes down only
+ * a few hundred ms of CPU, docs/web.md), and a page that overflows the heap limit takes down only
  * its process, never the server (task-processes.ts says why not threads). Each conversion has a
  * time limit, counted from the moment a process starts on it; past it the process is killed (and
  * replaced) and the conversion ends as `time_limit`. A caller that aborts (the client went away)
@@ -17,6 +17,10 @@ export interface ConvertTask {
   /** `raw` converts no content (only the links, when asked). */
   format: OutputFormat;
   links: boolean;
+  /** Main content only (default true), or the whole cleaned page. */
+  onlyMainContent?: boolean;
+  /** Markdown links and images inline (default true). */
+  linksInline?: boolean;
 }
 
 /**
@@ -113,7 +117,7 @@ export function createPageConverter(options: PageConverterOptions = {}): PageCon
 export const inlineConverter: PageConverter = {
   async convert(task, signal) {
     signal?.throwIfAborted();
-    return { kind: 'ok', page: convertPage(task.html, task.pageUrl, { format: task.format, links: task.links }) };
+    return { kind: 'ok', page: convertPage(task.html, task.pageUrl, task) };
   },
   hasCapacity: () => true,
   stats: () => ({ processes: 0, busy: 0, queued: 0, recycled: 0 }),

@@ -10,16 +10,19 @@
  */
 import { OutboundError } from '../../outbound/types.ts';
 import { CaptchaUnsolvedError } from '../../browser/challenges.ts';
+import { RenderStepError, type PageAction } from '../../browser/steps.ts';
 import type { BrowserSource, UpstreamRuntime } from '../kit/runtime.ts';
 import type { Adapter, CallContext, CallOutcome, ParseOutcome, UpstreamMethod, UpstreamResponse } from '../kit/types.ts';
 import { headerValue } from '../kit/decode.ts';
 import type { DomainBlocklist } from './blocked-domains.ts';
 import { decodePage } from './charset.ts';
 import { isHtmlType, isWebContent } from './content-type.ts';
-import type { OutputFormat } from './formats.ts';
+import type { OutputFormat, PageMetadata } from './formats.ts';
 import { inlineConverter, type PageConverter } from './converter.ts';
 import { forwardableRequestHeaders, returnedResponseHeaders } from './headers.ts';
 import { CaptchaSolverError, type CaptchaSolver } from './solver.ts';
+import { applySelectorFilter, hasSelectorFilter } from './selectors.ts';
+import { extractRules, type ExtractedObject, type ExtractRules } from './extract-rules.ts';
 
 /** The page cap: 10 MB of decoded bytes (docs/spec/contract.md §6). */
 export const MAX_PAGE_BYTES = 10 * 1024 * 1024;
@@ -37,6 +40,24 @@ export interface WebRequest {
   proxyCountry?: string;
   format: OutputFormat;
   links: boolean;
+  /** `text`/`markdown`: the main content only (default), or the whole cleaned page. */
+  onlyMainContent?: boolean;
+  /** `markdown`: links and images inline (default), or link text only and no images. */
+  linksInline?: boolean;
+  /** CSS selectors: only these elements of an HTML page are kept (selectors.ts). */
+  includeSelectors?: readonly string[];
+  /** CSS selectors: these elements of an HTML page are removed before conversion. */
+  excludeSelectors?: readonly string[];
+  /** Named CSS rules read from the whole HTML page into `extracted` (extract-rules.ts). */
+  extractRules?: ExtractRules;
+  /** Browser only: a selector to become visible, or milliseconds to pause, before the page is read. */
+  waitFor?: string | number;
+  /** Browser only: clicks, typing, key presses, scrolls and waits, in order. */
+  actions?: readonly PageAction[];
+  /** Browser only: a screenshot of the viewport or of the whole page (capped in height). */
+  screenshot?: { fullPage: boolean; type: 'png' | 'jpeg' };
+  /** Hand a PDF back as `pdf` (plain mode, `text`/`markdown`) for the caller to read, instead of `not_a_page`. */
+  pdf?: boolean;
 }
 
 export interface WebPage {
@@ -44,7 +65,13 @@ export interface WebPage {
   status_code: number;
   headers: Record<string, string>;
   content: string;
+  /** With `text` and `markdown` on an HTML page: title, description, language… (formats.ts). */
+  metadata?: PageMetadata;
   links?: string[];
+  /** With `extract_rules`: what they read, `null` when the page is not HTML. */
+  extracted?: ExtractedObject | null;
+  /** With `screenshot`: the image, base64. */
+  screenshot?: string;
 }
 
 /**
@@ -63,6 +90,10 @@ export type WebOutcome =
   | { kind: 'unreachable'; reason: string }
   | { kind: 'captcha_unsolved'; reason: string }
   | { kind: 'no_browser' }
+  /** A PDF answered where `pdf` was asked for: the document, for the PDF reader. */
+  | { kind: 'pdf'; url: string; status: number; headers: Record<string, string>; bytes: Uint8Array }
+  /** A caller's browser step (`wait_for`, `actions.N`, `screenshot`) the page did not allow. */
+  | { kind: 'step_failed'; step: string; message: string }
   /** Too many pages already wait for a conversion process: the server is overloaded. */
   | { kind: 'busy' };
 
@@ -122,7 +153,7 @@ export function plainRequestParts(request: Pick<WebRequest, 'headers' | 'body'>)
 /** What the target answered, before any conversion: a page, or something that is not one. */
 export type FetchedPage =
   | { kind: 'page'; url: string; status: number; headers: Record<string, string>; content: string }
-  | { kind: 'not_a_page'; contentType: string | undefined };
+  | { kind: 'not_a_page'; contentType: string | undefined; bytes?: Uint8Array; url?: string; status?: number; headers?: Record<string, string> };
 
 /**
  * The target's answer, read: a status that is no answer about the page (anything but 2xx, 404,
@@ -135,9 +166,26 @@ export function parseFetchedPage(response: UpstreamResponse, via: 'http' | 'brow
   if (!isChargeableStatus(response.status)) return { kind: 'blocked', reason: `the target answered ${response.status}` };
   const contentType = headerValue(response.headers, 'content-type');
   const bytes = response.bytes ?? Buffer.from(response.body, 'utf8');
-  if (!isWebContent(contentType, bytes.subarray(0, 1024))) return { kind: 'ok', value: { kind: 'not_a_page', contentType } };
+  if (!isWebContent(contentType, bytes.subarray(0, 1024))) {
+    // A PDF keeps its bytes: /v1/web reads it when a text format was asked for.
+    if (isPdf(contentType, response.url, bytes)) return { kind: 'ok', value: { kind: 'not_a_page', contentType, bytes, url: response.url, status: response.status, headers: response.headers } };
+    return { kind: 'ok', value: { kind: 'not_a_page', contentType } };
+  }
   const content = via === 'browser' ? response.body : decodePage(bytes, contentType).text;
   return { kind: 'ok', value: { kind: 'page', url: response.url, status: response.status, headers: response.headers, content } };
+}
+
+/** A PDF by its type, or by a `.pdf` path when the server says nothing useful; its bytes must agree. */
+function isPdf(contentType: string | undefined, url: string, bytes: Uint8Array): boolean {
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  let path = '';
+  try {
+    path = new URL(url).pathname.toLowerCase();
+  } catch {
+    // an unparsable URL is no .pdf
+  }
+  const declared = type === 'application/pdf' || type === 'application/x-pdf' || ((type === '' || type === 'application/octet-stream' || type === 'binary/octet-stream') && path.endsWith('.pdf'));
+  return declared && Buffer.from(bytes.subarray(0, 1024)).includes('%PDF-');
 }
 
 /** A page with plain HTTP: the caller's method, headers (the unsafe ones dropped) and body. */
@@ -168,13 +216,16 @@ export function createWebScraper(settings: WebScraperSettings, deps: WebScraperD
   const plain = deps.runtime.upstream({ timeoutMs: settings.timeoutMs, maxBytes: MAX_PAGE_BYTES, maxRedirects: MAX_REDIRECTS, checkUrl, retry: false, breaker: false });
   const rendered = deps.runtime.upstream({ timeoutMs: settings.browserTimeoutMs, maxBytes: MAX_PAGE_BYTES, checkUrl, checkHost, retry: false, breaker: false });
 
-  async function load(request: WebRequest, context: CallContext): Promise<CallOutcome<FetchedPage> | { kind: 'no_browser' }> {
+  async function load(request: WebRequest, context: CallContext, onScreenshot: (image: Buffer) => void): Promise<CallOutcome<FetchedPage> | { kind: 'no_browser' }> {
     if (!request.browser) return plain.call(webPageAdapter, request, context, { proxyCountry: request.proxyCountry });
     if ((await deps.browser()) === null) return { kind: 'no_browser' };
     const solver = deps.solver;
     return rendered.call(webRenderAdapter, request, context, {
       render: {
         waitForChallenges: true,
+        waitForCondition: request.waitFor,
+        actions: request.actions,
+        screenshot: request.screenshot === undefined ? undefined : { ...request.screenshot, receive: onScreenshot },
         solveCaptcha: async (widget, signal) => {
           if (solver === undefined) throw new CaptchaSolverError('No captcha solver is configured (CAPTCHA_SOLVER_URL, CAPTCHA_SOLVER_KEY)');
           return solver(widget, { ...context, signal });
@@ -189,16 +240,23 @@ export function createWebScraper(settings: WebScraperSettings, deps: WebScraperD
     const contentType = headerValue(headers, 'content-type');
     const html = isHtmlType(contentType, content);
     const page: WebPage = { url, status_code: status, headers: returnedResponseHeaders(headers), content };
+    // The rules read the page as served, before the selectors trim it.
+    if (request.extractRules !== undefined) page.extracted = html ? extractRules(content, request.extractRules) : null;
+    const filter = { include: request.includeSelectors, exclude: request.excludeSelectors };
+    const filtered = html && hasSelectorFilter(filter) ? applySelectorFilter(content, filter) : content;
+    if (filtered !== content) page.content = filtered;
     // Main content only makes sense for HTML; JSON or plain text is returned as it is.
     const format = html ? request.format : 'raw';
     const links = html && request.links;
     if (format !== 'raw' || links) {
-      const converted = await converter.convert({ html: content, pageUrl: url, format, links }, signal ?? new AbortController().signal);
+      const task = { html: filtered, pageUrl: url, format, links, onlyMainContent: request.onlyMainContent ?? true, linksInline: request.linksInline ?? true };
+      const converted = await converter.convert(task, signal ?? new AbortController().signal);
       if (converted.kind === 'queue_full') return { kind: 'busy' };
       if (converted.kind !== 'ok') {
         return { kind: 'not_converted', what: format === 'raw' ? 'links' : format, reason: converted.kind };
       }
       if (converted.page.content !== undefined) page.content = converted.page.content;
+      if (converted.page.metadata !== undefined) page.metadata = converted.page.metadata;
       if (links) page.links = converted.page.links ?? [];
     }
     if (request.links && !html) page.links = [];
@@ -217,9 +275,17 @@ export function createWebScraper(settings: WebScraperSettings, deps: WebScraperD
     async scrape(request, context) {
       // A page that will need a conversion is not fetched when the conversion queue is full.
       if ((request.format !== 'raw' || request.links) && !converter.hasCapacity()) return { kind: 'busy' };
-      const outcome = await load(request, context);
-      if (outcome.kind === 'ok') return outcome.value.kind === 'page' ? shape(outcome.value, request, context.signal) : { kind: 'not_a_page', contentType: outcome.value.contentType };
-      return failure(outcome);
+      let screenshot: Buffer | undefined;
+      const outcome = await load(request, context, (image) => (screenshot = image));
+      if (outcome.kind !== 'ok') return failure(outcome);
+      if (outcome.value.kind !== 'page') {
+        const { contentType, bytes, url, status, headers } = outcome.value;
+        if (request.pdf && request.format !== 'raw' && bytes !== undefined && url !== undefined && status !== undefined && headers !== undefined) return { kind: 'pdf', url, status, headers, bytes };
+        return { kind: 'not_a_page', contentType };
+      }
+      const shaped = await shape(outcome.value, request, context.signal);
+      if (shaped.kind === 'ok' && screenshot !== undefined) shaped.page.screenshot = screenshot.toString('base64');
+      return shaped;
     },
   };
 }
@@ -233,6 +299,7 @@ function failure(outcome: Exclude<CallOutcome<FetchedPage>, { kind: 'ok' }> | { 
   }
   if (outcome.kind === 'unreachable' || outcome.kind === 'timeout') {
     const error: unknown = outcome.error;
+    if (error instanceof RenderStepError) return { kind: 'step_failed', step: error.step, message: error.message };
     if (error instanceof OutboundError) {
       if (error.code === 'blocked_host') return { kind: 'blocked_domain', url: error.url };
       if (error.code === 'blocked_address') return { kind: 'private_address', url: error.url };

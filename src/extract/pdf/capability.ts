@@ -1,7 +1,9 @@
-/** The PDF extractor, as a capability: PDF_THREADS, PDF_TIMEOUT_MS, PDF_MAX_HEAP_MB, PDF_MAX_MEMORY_MB and PDF_MAX_QUEUE. */
+/** The PDF extractor, as a capability: PDF_THREADS, PDF_TIMEOUT_MS, PDF_MAX_HEAP_MB, PDF_MAX_MEMORY_MB, PDF_MAX_QUEUE and PDF_MAX_QUEUE_MB. */
 import type { Capability } from '../../core/capability.ts';
 import { ConfigError } from '../../core/env.ts';
 import { createPdfExtractor, MIN_PDF_HEAP_MB, MIN_PDF_MEMORY_MB, type PdfExtractor, type PdfExtractorOptions } from './extractor.ts';
+
+const mebibytes = (value: number | undefined) => (value === undefined ? undefined : value * 2 ** 20);
 
 export const pdfCapability: Capability<PdfExtractorOptions, PdfExtractor> = {
   name: 'pdf',
@@ -20,6 +22,7 @@ export const pdfCapability: Capability<PdfExtractorOptions, PdfExtractor> = {
       maxHeapMb,
       maxMemoryMb,
       maxQueue: env.positiveInteger('PDF_MAX_QUEUE'),
+      maxQueueBytes: mebibytes(env.positiveInteger('PDF_MAX_QUEUE_MB')),
     };
   },
   start: (options) => createPdfExtractor(options),

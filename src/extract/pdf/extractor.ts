@@ -30,8 +30,21 @@ export interface PdfExtractorOptions {
   maxMemoryMb?: number;
   /** After a document, an instance whose memory grew past this is replaced by a fresh one. Default 128 MB. */
   memoryHighWaterMb?: number;
-  /** Documents allowed to wait for a thread; past it `count` throws PdfBusyError. Default 16 per thread. */
+  /** Documents allowed to wait for a thread; past it `count` throws PdfBusyError. Default 128 per thread. */
   maxQueue?: number;
+  /**
+   * Memory that admitted documents (waiting or being read) may hold together, estimated from
+   * their sizes (`documentWeight`); past it a new document is refused with PdfBusyError. Default 256 MB.
+   */
+  maxQueueBytes?: number;
+}
+
+/**
+ * What an admitted document keeps in memory until answered: the downloaded bytes, the copy moved
+ * to the thread, and a fixed share for its request, task and answer.
+ */
+export function documentWeight(byteLength: number): number {
+  return 2 * byteLength + 64 * 1024;
 }
 
 export interface RenderOptions {
@@ -48,21 +61,25 @@ export interface PdfExtractor {
    * `extract` and `renderPages` that follow are never refused).
    */
   count(data: Uint8Array, signal?: AbortSignal): Promise<PdfCount>;
-  /** Whether `count` would admit a document now (checked before downloading one). */
-  hasCapacity(): boolean;
+  /** Whether `count` would admit a document of `byteLength` bytes now (0 before it is downloaded). */
+  hasCapacity(byteLength?: number): boolean;
   /**
    * Extracts the text of every page (refusing more than `maxPages` pages). The bytes of `data` are
    * moved to the parsing thread when possible, which leaves `data` empty (detached) for the caller.
    * Rejects only when `signal` aborts (with its reason) or the pool is unusable (closed, broken).
+   *
+   * With `approve`, the document is admitted here (PdfBusyError when the queue is full), and its
+   * page count is handed to `approve` before any text is read, the document kept open meanwhile:
+   * the caller holds credits there. When `approve` rejects, `extract` rejects with its error.
    */
-  extract(data: Uint8Array, options?: { signal?: AbortSignal }): Promise<PdfOutcome>;
+  extract(data: Uint8Array, options?: { signal?: AbortSignal; approve?: (pageCount: number) => Promise<void> }): Promise<PdfOutcome>;
   /**
    * Renders the given 1-based pages as grey bitmaps, the page rotation applied, for OCR. `data` is
    * copied. Rejects with a PdfRenderError when the document or a page cannot be rendered in time.
    */
   renderPages(data: Uint8Array, pages: number[], options?: RenderOptions): Promise<RenderedPage[]>;
   /** Threads, documents being worked on and documents waiting (read by the metrics at scrape time). */
-  stats?(): { threads: number; busy: number; queued: number };
+  stats?(): { threads: number; busy: number; queued: number; heldBytes: number };
   /** Waits for running documents, then stops the threads. */
   close(): Promise<void>;
 }
@@ -73,7 +90,8 @@ export const PDF_EXTRACTOR_DEFAULTS = {
   maxHeapMb: 1024,
   maxMemoryMb: 512,
   memoryHighWaterMb: 128,
-  queuePerThread: 16,
+  queuePerThread: 128,
+  maxQueueBytes: 256 * 2 ** 20,
 } as const;
 
 /**
@@ -98,7 +116,9 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
   const maxMemoryMb = options.maxMemoryMb ?? PDF_EXTRACTOR_DEFAULTS.maxMemoryMb;
   const highWaterMb = options.memoryHighWaterMb ?? Math.min(PDF_EXTRACTOR_DEFAULTS.memoryHighWaterMb, maxMemoryMb);
   const maxQueue = options.maxQueue ?? threads * PDF_EXTRACTOR_DEFAULTS.queuePerThread;
+  const maxQueueBytes = options.maxQueueBytes ?? PDF_EXTRACTOR_DEFAULTS.maxQueueBytes;
   if (!(Number.isInteger(maxQueue) && maxQueue >= 1)) throw new RangeError(`maxQueue must be an integer ≥ 1 (got ${maxQueue})`);
+  if (!(maxQueueBytes > 0)) throw new RangeError(`maxQueueBytes must be > 0 (got ${maxQueueBytes})`);
   if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`threads must be an integer ≥ 1 (got ${threads})`);
   if (!(timeoutMs > 0)) throw new RangeError(`timeoutMs must be > 0 (got ${timeoutMs})`);
   if (!(maxPages >= 0)) throw new RangeError(`maxPages must be ≥ 0 (got ${maxPages})`);
@@ -123,6 +143,7 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
       // extractions; +9 % with 8 MB, at the same pages per CPU-second, bench/pdf.ts).
       maxYoungGenerationMb: 8,
       maxQueue,
+      maxQueueBytes,
     }),
   );
   starting.catch(() => undefined); // reported by the first task and by close()
@@ -135,11 +156,22 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
    * A thread whose engine must go (ceiling hit, trap, memory past the high-water mark) retires
    * with its answer, and the pool replaces it.
    */
-  async function run(task: PdfTask, signal: AbortSignal | undefined): Promise<PdfTaskResult | { kind: 'timeout' }> {
+  async function run(
+    task: PdfTask,
+    signal: AbortSignal | undefined,
+    admit: { admits: boolean; onProgress?: (value: unknown) => void },
+  ): Promise<PdfTaskResult | { kind: 'timeout' }> {
     signal?.throwIfAborted();
     const pool = await starting;
-    // Counting admits a document; the extraction or rendering that follows continues it.
-    const outcome = await pool.run(task, { signal, transferList: [task.data.buffer as ArrayBuffer], continuation: task.op !== 'count' });
+    // An admitting task (a count, or an extraction that asks for approval) holds the document's
+    // weight; the extraction or rendering that follows a count continues it.
+    const outcome = await pool.run(task, {
+      signal,
+      transferList: [task.data.buffer as ArrayBuffer],
+      continuation: !admit.admits,
+      weight: admit.admits ? documentWeight(task.data.byteLength) : 0,
+      onProgress: admit.onProgress,
+    });
     if (outcome.kind === 'done') return outcome.result;
     if (outcome.kind === 'time_limit') return { kind: 'timeout' };
     if (outcome.kind === 'queue_full') throw new PdfBusyError(maxQueue);
@@ -150,18 +182,48 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
   async function count(data: Uint8Array, signal?: AbortSignal): Promise<PdfCount> {
     // A copy of just these bytes is moved: the caller keeps its buffer for `extract`, and a view
     // over a larger buffer does not drag that whole buffer along.
-    return (await run({ op: 'count', data: new Uint8Array(data) }, signal)) as PdfCount;
+    return (await run({ op: 'count', data: new Uint8Array(data) }, signal, { admits: true })) as PdfCount;
   }
 
-  async function extract(data: Uint8Array, options: { signal?: AbortSignal } = {}): Promise<PdfOutcome> {
-    return (await run({ op: 'extract', data: ownedBytes(data), maxPages }, options.signal)) as PdfOutcome;
+  async function extract(data: Uint8Array, options: { signal?: AbortSignal; approve?: (pageCount: number) => Promise<void> } = {}): Promise<PdfOutcome> {
+    const { approve, signal } = options;
+    if (!approve) return (await run({ op: 'extract', data: ownedBytes(data), maxPages }, signal, { admits: false })) as PdfOutcome;
+    const gate = new Int32Array(new SharedArrayBuffer(4));
+    const answer = (value: 1 | 2) => {
+      Atomics.store(gate, 0, value);
+      Atomics.notify(gate, 0);
+    };
+    let refusal: { error: unknown } | undefined;
+    let approval: Promise<void> = Promise.resolve();
+    const onProgress = (pageCount: unknown) => {
+      approval = approve(pageCount as number).then(
+        () => answer(1),
+        (error: unknown) => {
+          refusal = { error };
+          answer(2);
+        },
+      );
+    };
+    // An abort ends the thread; the waiting thread is also told to stop, in case it is still waiting.
+    const stop = () => answer(2);
+    signal?.addEventListener('abort', stop, { once: true });
+    try {
+      const outcome = await run({ op: 'extract', data: ownedBytes(data), maxPages, gate }, signal, { admits: true, onProgress });
+      await approval;
+      if (refusal) throw refusal.error;
+      if (outcome.kind === 'declined') throw new Error('the PDF thread stopped without an approval');
+      return outcome as PdfOutcome;
+    } finally {
+      signal?.removeEventListener('abort', stop);
+      answer(2); // a thread that timed out while waiting never reads it; harmless otherwise
+    }
   }
 
   async function renderPages(data: Uint8Array, pages: number[], options: RenderOptions = {}): Promise<RenderedPage[]> {
     const dpi = options.dpi ?? 300;
     if (!(dpi > 0 && dpi <= 1200)) throw new RangeError(`dpi must be > 0 and ≤ 1200 (got ${dpi})`);
     if (pages.length === 0) return [];
-    const outcome = await run({ op: 'render', data: new Uint8Array(data), pages, dpi, maxPixels: MAX_RENDER_PIXELS }, options.signal);
+    const outcome = await run({ op: 'render', data: new Uint8Array(data), pages, dpi, maxPixels: MAX_RENDER_PIXELS }, options.signal, { admits: false });
     // The worker answers a render with `rendered` or with the reason it could not open the file.
     if (outcome.kind === 'rendered') return outcome.pages;
     if (outcome.kind === 'encrypted') throw new PdfRenderError('encrypted', 'the PDF needs a password');
@@ -173,10 +235,10 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
   return {
     count,
     // Before the threads have started nothing waits yet.
-    hasCapacity: () => startedPool?.hasCapacity() ?? true,
+    hasCapacity: (byteLength = 0) => startedPool?.hasCapacity(byteLength ? documentWeight(byteLength) : 0) ?? true,
     extract,
     renderPages,
-    stats: () => startedPool?.stats() ?? { threads, queued: 0, busy: 0 },
+    stats: () => startedPool?.stats() ?? { threads, queued: 0, busy: 0, heldBytes: 0 },
     close: async () => (await starting).close(),
   };
 }

@@ -84,11 +84,21 @@ export interface EngineLimits {
 /** The messages posted to a pool thread. */
 export type PdfTask =
   | { op: 'count'; data: Uint8Array }
-  | { op: 'extract'; data: Uint8Array; maxPages: number }
+  | {
+      op: 'extract';
+      data: Uint8Array;
+      maxPages: number;
+      /**
+       * When present, the thread reports the page count (`taskProgress`) and waits on this cell
+       * before reading any text: 1 goes on, 2 stops with `declined`.
+       */
+      gate?: Int32Array;
+    }
   | { op: 'render'; data: Uint8Array; pages: number[]; dpi: number; maxPixels: number };
 
 /** What a pool thread answers per task; the thread never reports a timeout itself. */
 export type PdfTaskResult =
   | Exclude<PdfCount, { kind: 'timeout' }>
   | Exclude<PdfOutcome, { kind: 'timeout' }>
-  | { kind: 'rendered'; pages: RenderedPage[] };
+  | { kind: 'rendered'; pages: RenderedPage[] }
+  | { kind: 'declined' };

@@ -10,7 +10,8 @@
  */
 import os from 'node:os';
 import { workerData } from 'node:worker_threads';
-import { retireWith, taskStarted, type PooledTask } from '../../core/task-threads.ts';
+import type { MessagePort } from 'node:worker_threads';
+import { retireWith, taskProgress, taskStarted, type PooledTask } from '../../core/task-threads.ts';
 import { MemoryCeilingError, PdfiumEngine, type EngineDocument } from './engine.ts';
 import { pageText } from './page-text.ts';
 import { buildPdfResult } from './result.ts';
@@ -43,7 +44,7 @@ export default async function runPdfTask(task: PooledTask<PdfTask>): Promise<Pdf
   return result;
 }
 
-function runOn(current: PdfiumEngine, task: PdfTask): PdfTaskResult {
+function runOn(current: PdfiumEngine, task: PooledTask<PdfTask>): PdfTaskResult {
   try {
     const opened = current.open(task.data);
     if (opened.kind !== 'ok') return opened;
@@ -51,7 +52,7 @@ function runOn(current: PdfiumEngine, task: PdfTask): PdfTaskResult {
     let result: PdfTaskResult;
     try {
       if (task.op === 'count') result = countPages(document);
-      else if (task.op === 'extract') result = extractText(document, task.data.byteLength, task.maxPages);
+      else if (task.op === 'extract') result = extractText(document, task.data.byteLength, task.maxPages, task.gate && { gate: task.gate, port: task.port });
       else result = renderPages(document, task.pages, task.dpi, task.maxPixels);
     } finally {
       document.close();
@@ -74,10 +75,20 @@ function countPages(document: EngineDocument): PdfTaskResult {
   return { kind: 'ok', pageCount };
 }
 
-function extractText(document: EngineDocument, fileBytes: number, maxPages: number): PdfTaskResult {
+/** Longest wait for the caller's go-ahead; the task's time limit normally ends a wait first. */
+const APPROVAL_WAIT_MS = 10 * 60_000;
+
+function extractText(document: EngineDocument, fileBytes: number, maxPages: number, approval?: { gate: Int32Array; port: MessagePort }): PdfTaskResult {
   const pageCount = document.pageCount();
   if (pageCount < 1) return { kind: 'invalid', reason: 'the document has no readable page tree' };
   if (pageCount > maxPages) return { kind: 'too_many_pages', pageCount };
+  if (approval) {
+    // The caller holds credits for the pages while the document stays open here: one open, one
+    // trip through the queue, instead of a count task and then an extract task.
+    taskProgress(approval.port, pageCount);
+    Atomics.wait(approval.gate, 0, 0, APPROVAL_WAIT_MS);
+    if (Atomics.load(approval.gate, 0) !== 1) return { kind: 'declined' };
+  }
 
   const pageTexts: string[] = [];
   const pagesWithoutText: number[] = [];

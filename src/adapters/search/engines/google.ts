@@ -4,7 +4,8 @@
  * the parser reads the rendered desktop page and the older JavaScript-free layout alike.
  *
  * Locale: `hl` (interface, "<lang>-<COUNTRY>"), `gl` (country), `lr` (result language).
- * Paging: `start` = zero-based offset, `num=10`. Time: `tbs=qdr:h|d|w|m|y`.
+ * Paging: `start` = zero-based offset, `num` = results per page (10, or up to 100 when the chain
+ * asks for larger pages: one render instead of ten). Time: `tbs=qdr:h|d|w|m|y`.
  * `filter=0` keeps Google from folding "similar" results; the `CONSENT` cookie pre-answers
  * the cookie wall shown in the EU.
  */
@@ -26,14 +27,15 @@ function resultLanguage(params: SearchParams): string {
 
 function buildRequest(params: SearchParams, { baseUrl }: RequestContext): UpstreamRequest {
   const page = params.page;
+  const size = params.pageSize ?? 10;
   return {
     url: buildUrl(baseUrl, 'search', {
       q: params.query,
       hl: params.country ? `${params.language}-${params.country.toUpperCase()}` : params.language,
       gl: params.country || undefined,
       lr: resultLanguage(params),
-      start: page > 1 ? String((page - 1) * 10) : undefined,
-      num: '10',
+      start: page > 1 ? String((page - 1) * size) : undefined,
+      num: String(size),
       filter: '0',
       tbs: params.timeRange ? `qdr:${TIME_UNITS[params.timeRange]}` : undefined,
       ie: 'utf8',
@@ -156,4 +158,4 @@ function blockReason($: CheerioAPI, response: UpstreamResponse, pageText: () => 
   return undefined;
 }
 
-export const google = defineEngine({ name: 'google', via: 'browser', baseUrl: 'https://www.google.com', buildRequest, parse });
+export const google = defineEngine({ name: 'google', via: 'browser', baseUrl: 'https://www.google.com', maxPageSize: 100, buildRequest, parse });

@@ -1,0 +1,154 @@
+/**
+ * An Etherscan-v2-compatible indexer (Etherscan, or any API answering its `module=account` calls)
+ * as pure pairs: `txlist` (the address's transactions) and `tokentx` (its ERC-20 transfers), newest
+ * first. One API serves every chain, told apart by `chainid`.
+ *
+ * Answers: `{"status":"1","message":"OK","result":[...]}`; nothing found is `status "0"` with an
+ * empty list ("No transactions found"); a refusal is `status "0"`, `message "NOTOK"` and the
+ * reason in `result` ("Max rate limit reached", "Invalid API Key"): `blocked`.
+ */
+import { getAddress } from 'viem';
+import type { Adapter, ParseOutcome } from '../../kit/types.ts';
+import { jsonOrUndefined } from '../../kit/decode.ts';
+import { isoSeconds, positionOf } from './shapes.ts';
+
+export interface ExplorerQuery {
+  chainId: number;
+  address: string;
+  /** Newest block to include (the page cursor's block); undefined for the newest. */
+  endBlock?: number;
+  /** How many entries (newest first). */
+  count: number;
+  key?: string;
+}
+
+/** One entry of either list, as the client merges them. */
+export interface ExplorerEntry {
+  kind: 'native' | 'erc20';
+  hash: string;
+  block_number: number;
+  timestamp: string;
+  from: string;
+  to: string;
+  value: string;
+  contract: string | null;
+  symbol: string | null;
+  decimals: number | null;
+  name: string | null;
+  fee: string | null;
+  status: 'success' | 'failed';
+  position: number;
+}
+
+const REFUSED = /rate limit|invalid api key|missing.*api.?key|api key|forbidden|banned|too many/i;
+
+function parseList(body: string, status: number, read: (row: Record<string, string>) => ExplorerEntry): ParseOutcome<ExplorerEntry[]> {
+  if (status === 429) return { kind: 'blocked', reason: 'rate limited (HTTP 429)' };
+  if (status === 401 || status === 403) return { kind: 'blocked', reason: `refused (HTTP ${status})` };
+  const json = jsonOrUndefined(body) as { status?: unknown; message?: unknown; result?: unknown } | undefined;
+  if (!json || typeof json !== 'object') return { kind: 'changed', reason: `not an indexer answer (HTTP ${status})` };
+  if (json.status === '1' && Array.isArray(json.result)) return { kind: 'ok', value: json.result.map((row) => read(row as Record<string, string>)) };
+  if (json.status === '0' && Array.isArray(json.result) && json.result.length === 0) return { kind: 'ok', value: [] };
+  const reason = typeof json.result === 'string' ? json.result : String(json.message ?? 'unknown');
+  if (REFUSED.test(reason)) return { kind: 'blocked', reason: `indexer refused: ${reason.slice(0, 200)}` };
+  return { kind: 'changed', reason: `indexer error: ${reason.slice(0, 200)}` };
+}
+
+function int(value: string | undefined, what: string): number {
+  if (value === undefined || !/^\d+$/.test(value)) throw new Error(`${what} is not a whole number`);
+  return Number(value);
+}
+
+/** Position in the block; compatible indexers that omit `transactionIndex` sort by log index alone. */
+function txIndex(row: Record<string, string>): number {
+  return row.transactionIndex !== undefined && /^\d+$/.test(row.transactionIndex) ? Number(row.transactionIndex) : 0;
+}
+
+function address(value: string | undefined): string {
+  return value ? getAddress(value) : '';
+}
+
+/** The configured URL is the API endpoint itself (…/v2/api): parameters are added, no path. */
+function withParams(base: string, params: Record<string, string | undefined>): string {
+  const url = new URL(base);
+  for (const [name, value] of Object.entries(params)) if (value !== undefined) url.searchParams.set(name, value);
+  return url.toString();
+}
+
+function request(action: string, query: ExplorerQuery, baseUrl: string) {
+  return {
+    url: withParams(baseUrl, {
+      chainid: String(query.chainId),
+      module: 'account',
+      action,
+      address: query.address,
+      startblock: '0',
+      endblock: query.endBlock !== undefined ? String(query.endBlock) : '99999999',
+      page: '1',
+      offset: String(query.count),
+      sort: 'desc',
+      apikey: query.key,
+    }),
+    method: 'GET' as const,
+    headers: { accept: 'application/json' },
+  };
+}
+
+export function readTxlistRow(row: Record<string, string>): ExplorerEntry {
+  const gasUsed = row.gasUsed && /^\d+$/.test(row.gasUsed) ? BigInt(row.gasUsed) : null;
+  const gasPrice = row.gasPrice && /^\d+$/.test(row.gasPrice) ? BigInt(row.gasPrice) : null;
+  const failed = row.isError === '1' || row.txreceipt_status === '0';
+  return {
+    kind: 'native',
+    hash: row.hash ?? '',
+    block_number: int(row.blockNumber, 'blockNumber'),
+    timestamp: isoSeconds(int(row.timeStamp, 'timeStamp')),
+    from: address(row.from),
+    // A contract creation has no recipient: the new contract is it.
+    to: row.to ? address(row.to) : address(row.contractAddress),
+    value: BigInt(row.value ?? '0').toString(),
+    contract: null,
+    symbol: null,
+    decimals: null,
+    name: null,
+    fee: gasUsed !== null && gasPrice !== null ? (gasUsed * gasPrice).toString() : null,
+    status: failed ? 'failed' : 'success',
+    position: positionOf(txIndex(row), null),
+  };
+}
+
+export function readTokentxRow(row: Record<string, string>): ExplorerEntry {
+  const gasUsed = row.gasUsed && /^\d+$/.test(row.gasUsed) ? BigInt(row.gasUsed) : null;
+  const gasPrice = row.gasPrice && /^\d+$/.test(row.gasPrice) ? BigInt(row.gasPrice) : null;
+  const decimals = row.tokenDecimal !== undefined && /^\d+$/.test(row.tokenDecimal) ? Number(row.tokenDecimal) : null;
+  return {
+    kind: 'erc20',
+    hash: row.hash ?? '',
+    block_number: int(row.blockNumber, 'blockNumber'),
+    timestamp: isoSeconds(int(row.timeStamp, 'timeStamp')),
+    from: address(row.from),
+    to: address(row.to),
+    value: BigInt(row.value ?? '0').toString(),
+    contract: address(row.contractAddress),
+    symbol: row.tokenSymbol || null,
+    decimals,
+    name: row.tokenName || null,
+    fee: gasUsed !== null && gasPrice !== null ? (gasUsed * gasPrice).toString() : null,
+    status: 'success',
+    position: positionOf(txIndex(row), row.logIndex !== undefined && /^\d+$/.test(row.logIndex) ? Number(row.logIndex) : 0),
+  };
+}
+
+export const explorerTxlist: Adapter<ExplorerQuery, ExplorerEntry[]> = {
+  upstream: 'chain-explorer',
+  operation: 'txlist',
+  buildRequest: (query, { baseUrl }) => request('txlist', query, baseUrl),
+  parse: (response) => parseList(response.body, response.status, readTxlistRow),
+};
+
+export const explorerTokentx: Adapter<ExplorerQuery, ExplorerEntry[]> = {
+  upstream: 'chain-explorer',
+  operation: 'tokentx',
+  buildRequest: (query, { baseUrl }) => request('tokentx', query, baseUrl),
+  parse: (response) => parseList(response.body, response.status, readTokentxRow),
+};

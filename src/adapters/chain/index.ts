@@ -1,0 +1,92 @@
+/**
+ * Public entry of the blockchain product's chain adapters, and its capability: the settings of
+ * chains.ts read at start-up, one client per configured chain made on first use.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Capability } from '../../core/capability.ts';
+import { ConfigError } from '../../core/env.ts';
+import type { Queryable } from '../../storage/db.ts';
+import type { UpstreamRuntime } from '../kit/runtime.ts';
+import { PageTokens } from '../x/page-token.ts';
+import { storedSecret } from '../x/secret.ts';
+import { BitcoinChainClient } from './bitcoin/client.ts';
+import { CHAIN_NAMES, isChainName, readChainSettings, type ChainCapabilitySettings, type ChainName } from './chains.ts';
+import type { ChainClient } from './client.ts';
+import { EvmChainClient } from './evm/client.ts';
+
+export { CHAINS, CHAIN_NAMES, MAX_CONFIRMATIONS, isChainName, readChainSettings } from './chains.ts';
+export type { BitcoinNetwork, ChainCapabilitySettings, ChainDefinition, ChainName, ChainSettings } from './chains.ts';
+export { ChainCallError, MAX_BLOCK_SPAN } from './client.ts';
+export type { ChainClient, HistoryCursor, TransactionsPage, TransactionsQuery, TransferAssetFilter, TransferDirection, WalletSummary, WalletToken } from './client.ts';
+export { normalizeAddress } from './addresses.ts';
+export type { BlockRef, BlockTransfer, ChainAsset, ChainKind, Transfer } from './types.ts';
+
+/** The name of the generated page-token key in `service_secrets`. */
+export const CHAIN_PAGE_TOKEN_SECRET_NAME = 'chain_page_token';
+
+export interface ChainDeps {
+  runtime: UpstreamRuntime;
+  /** Where the generated page-token key is kept (absent: one per process). */
+  db?: Queryable;
+}
+
+/** The configured chains' clients, each made on first use, and the page tokens of /v1/chain/transactions. */
+export class ChainRegistry {
+  readonly settings: ChainCapabilitySettings & { pageTokenSecret?: Buffer };
+  readonly pageTokens: PageTokens;
+  readonly #runtime: UpstreamRuntime;
+  readonly #clients = new Map<ChainName, ChainClient>();
+
+  constructor(settings: ChainCapabilitySettings & { pageTokenSecret?: Buffer }, deps: ChainDeps) {
+    this.settings = settings;
+    this.#runtime = deps.runtime;
+    let secret: Promise<Buffer> | undefined = settings.pageTokenSecret ? Promise.resolve(settings.pageTokenSecret) : undefined;
+    this.pageTokens = new PageTokens(() => {
+      const db = deps.db;
+      // A failed read is retried by the next request rather than remembered.
+      secret ??= (db ? storedSecret(db, CHAIN_PAGE_TOKEN_SECRET_NAME) : Promise.resolve(randomBytes(32))).catch((error: unknown) => {
+        secret = undefined;
+        throw error;
+      });
+      return secret;
+    });
+  }
+
+  /** The chain's client, or undefined when the chain is unknown or not configured. */
+  client(name: string): ChainClient | undefined {
+    if (!isChainName(name)) return undefined;
+    const existing = this.#clients.get(name);
+    if (existing) return existing;
+    const info = this.settings.chains[name];
+    if (!info) return undefined;
+    const client =
+      info.kind === 'evm'
+        ? new EvmChainClient(this.#runtime, info, {
+            timeoutMs: this.settings.timeoutMs,
+            historyBlocks: this.settings.historyBlocks,
+            historyLogBlocks: this.settings.historyLogBlocks,
+            logRange: this.settings.logRange,
+            explorer: this.settings.explorer,
+          })
+        : new BitcoinChainClient(this.#runtime, info, { timeoutMs: this.settings.timeoutMs });
+    this.#clients.set(name, client);
+    return client;
+  }
+
+  /** The configured chains, in the registry's order. */
+  configured(): ChainName[] {
+    return CHAIN_NAMES.filter((name) => this.settings.chains[name] !== undefined);
+  }
+}
+
+export const chainCapability: Capability<ChainCapabilitySettings & { pageTokenSecret?: Buffer }, ChainRegistry, ChainDeps> = {
+  name: 'chain',
+  settings(env) {
+    const secret = env.text('PAGE_TOKEN_SECRET');
+    if (secret !== undefined && secret.length < 32) throw new ConfigError('PAGE_TOKEN_SECRET must be at least 32 characters long.', 'PAGE_TOKEN_SECRET');
+    return { ...readChainSettings(env), pageTokenSecret: secret === undefined ? undefined : Buffer.from(secret, 'utf8') };
+  },
+  start: (settings, deps) => new ChainRegistry(settings, deps),
+  // Nothing to close: connections belong to the outbound client.
+  close: async () => {},
+};

@@ -1,0 +1,145 @@
+/**
+ * Main-content extraction of /v1/web (src/adapters/web/extract/main-content.ts) on small pages
+ * written here, one per kind of page that went wrong before: a page wrapped whole in `<form>`, a
+ * short article under long comments, a listing, an article whose text is only in JSON-LD, RTL
+ * and CJK pages; and the metadata object.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { convertPage } from '../../src/adapters/web/formats.ts';
+
+const PAGE_URL = 'https://news.example/2026/11/story';
+const text = (html: string, onlyMainContent = true) => convertPage(html, PAGE_URL, { format: 'text', links: false, onlyMainContent }).content ?? '';
+const markdown = (html: string) => convertPage(html, PAGE_URL, { format: 'markdown', links: false }).content ?? '';
+
+const MENU = '<nav><ul><li><a href="/">Front page menu</a></li><li><a href="/world">World menu</a></li><li><a href="/sport">Sport menu</a></li></ul></nav>';
+const FOOTER = '<footer><p>Footer legal notice</p><a href="/privacy">Privacy policy link</a></footer>';
+const SIDEBAR = '<aside class="sidebar"><h3>Most read</h3><ul><li><a href="/a">Sidebar story one</a></li><li><a href="/b">Sidebar story two</a></li><li><a href="/c">Sidebar story three</a></li></ul></aside>';
+const ARTICLE = [
+  'The city council approved the new tram line on Tuesday after a debate that lasted more than six hours and drew hundreds of residents to the hall.',
+  'Supporters said the line would cut commuting times in half for the eastern districts, where buses are crowded and often late during the winter months.',
+  'Opponents argued that the cost had doubled since the first estimate and that the construction would close shops along the main street for two years.',
+  'The first trams are expected to run in the spring of 2029, according to the transport department, which will publish a detailed timetable next year.',
+];
+const page = (body: string, head = '<title>Council approves tram line | City News</title>') => `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">${head}</head><body>${body}</body></html>`;
+const paragraphs = (texts: readonly string[]) => texts.map((line) => `<p>${line}</p>`).join('');
+
+describe('main content', () => {
+  test('a page wrapped whole in <form> (ASP.NET) keeps its article', () => {
+    const html = page(`<form method="post" action="./story.aspx" id="aspnetForm"><input type="hidden" name="__VIEWSTATE" value="abc">${MENU}<div id="main"><h1>Council approves tram line</h1>${paragraphs(ARTICLE)}</div>${FOOTER}</form>`);
+    const out = text(html);
+    for (const line of ARTICLE) assert.ok(out.includes(line), `missing: ${line}`);
+    assert.doesNotMatch(out, /Front page menu|Footer legal notice/);
+  });
+
+  test('a short article under long comments: the article, without the comments, never the whole page', () => {
+    const comments = Array.from({ length: 12 }, (_, i) => `<div class="comment"><p class="comment-author">Reader ${i}</p><p>Comment number ${i}: I have lived in the eastern district for twenty years and I can say the buses have never been on time, so this tram is long overdue, but the price is a scandal and somebody should answer for it.</p></div>`).join('');
+    const html = page(`${MENU}<article><h1>Council approves tram line</h1>${paragraphs(ARTICLE.slice(0, 2))}</article><section id="comments"><h2>Comments</h2>${comments}</section>${FOOTER}`);
+    const out = text(html);
+    for (const line of ARTICLE.slice(0, 2)) assert.ok(out.includes(line), `missing: ${line}`);
+    assert.doesNotMatch(out, /Comment number|Front page menu|Footer legal notice/);
+  });
+
+  test('a listing page gives its list of stories, without the site chrome', () => {
+    const teasers = Array.from({ length: 15 }, (_, i) => `<div class="teaser"><h2><a href="/story-${i}">Headline of story ${i}</a></h2><p>A short summary of story ${i}, long enough to read as a sentence about what happened today in the city.</p></div>`).join('');
+    const out = text(page(`${MENU}<main><h1>Latest news</h1>${teasers}</main>${SIDEBAR}${FOOTER}`));
+    assert.match(out, /Headline of story 3/);
+    assert.match(out, /A short summary of story 10/);
+    assert.doesNotMatch(out, /Front page menu|Sidebar story one|Footer legal notice/);
+  });
+
+  test("a page whose markup lost the text gives the JSON-LD articleBody", () => {
+    const jsonLd = { '@context': 'https://schema.org', '@type': 'NewsArticle', headline: 'Council approves tram line', articleBody: ARTICLE.join('\n') };
+    const html = page(`${MENU}<div id="app"><h1>Council approves tram line</h1><p>Loading the story…</p></div>${FOOTER}`, `<title>Council approves tram line</title><script type="application/ld+json">${JSON.stringify(jsonLd)}</script>`);
+    const out = text(html);
+    for (const line of ARTICLE) assert.ok(out.includes(line), `missing: ${line}`);
+    assert.doesNotMatch(out, /Front page menu/);
+  });
+
+  test('an RTL page keeps its text in order', () => {
+    const arabic = [
+      'وافق مجلس المدينة يوم الثلاثاء على خط الترام الجديد بعد نقاش استمر أكثر من ست ساعات وحضره مئات من السكان.',
+      'وقال المؤيدون إن الخط سيختصر وقت التنقل إلى النصف في الأحياء الشرقية حيث تكون الحافلات مزدحمة ومتأخرة في الشتاء.',
+      'وقال المعارضون إن التكلفة تضاعفت منذ التقدير الأول وإن الأعمال ستغلق المتاجر في الشارع الرئيسي لمدة عامين.',
+    ];
+    const html = `<!DOCTYPE html><html lang="ar" dir="rtl"><head><title>خط الترام</title></head><body><nav><a href="/">الصفحة الرئيسية للقائمة</a></nav><article><h1>خط الترام</h1>${paragraphs(arabic)}</article><footer>حقوق النشر محفوظة للموقع</footer></body></html>`;
+    const out = text(html);
+    assert.ok(out.endsWith(arabic.join('\n')), out);
+    assert.doesNotMatch(out, /القائمة|حقوق/);
+    assert.equal(convertPage(html, PAGE_URL, { format: 'text', links: false }).metadata?.language, 'ar');
+  });
+
+  test('a CJK page keeps its text, without the sidebar', () => {
+    const chinese = [
+      '市议会周二批准了新的有轨电车线路，此前的辩论持续了六个多小时，数百名居民来到会场旁听。',
+      '支持者表示，这条线路将使东部地区的通勤时间减少一半，那里的公交车在冬季经常拥挤而且晚点。',
+      '反对者认为，自第一次估算以来成本已经翻了一番，施工将使主要街道上的商店关闭两年。',
+      '据交通部门称，第一批电车预计将于二零二九年春季开始运行，详细的时刻表将于明年公布。',
+    ];
+    const html = `<!DOCTYPE html><html lang="zh-CN"><head><title>有轨电车</title></head><body><nav><a href="/">首页菜单</a><a href="/news">新闻菜单</a></nav><div class="content"><h1>有轨电车</h1>${paragraphs(chinese)}</div><div class="sidebar"><h3>热门</h3><ul><li><a href="/1">侧栏文章一</a></li><li><a href="/2">侧栏文章二</a></li><li><a href="/3">侧栏文章三</a></li></ul></div></body></html>`;
+    const out = text(html);
+    for (const line of chinese) assert.ok(out.includes(line), `missing: ${line}`);
+    assert.doesNotMatch(out, /首页菜单|侧栏文章/);
+  });
+
+  test('a page without a <body> tag is read as a browser reads it', () => {
+    const html = `<html><head><title>Tram</title></head><table><tr><td>${paragraphs(ARTICLE)}</td></tr></table></html>`;
+    const out = text(html);
+    for (const line of ARTICLE) assert.ok(out.includes(line), `missing: ${line}`);
+  });
+
+  test('text does not repeat the title; Markdown starts with it once', () => {
+    const html = page(`${MENU}<article><h1>Council approves tram line</h1>${paragraphs(ARTICLE)}</article>`);
+    assert.ok(text(html).startsWith(ARTICLE[0]));
+    const md = markdown(html);
+    assert.ok(md.startsWith('# Council approves tram line\n\n'), md.slice(0, 80));
+    assert.equal(md.split('Council approves tram line').length, 2, 'the title once');
+  });
+
+  test('only_main_content false gives the whole page, chrome included, without scripts and styles', () => {
+    const html = page(`<script>var tracking = 1;</script><style>p{color:red}</style>${MENU}<article>${paragraphs(ARTICLE)}</article>${FOOTER}`);
+    const out = text(html, false);
+    assert.match(out, /Front page menu/);
+    assert.match(out, /Footer legal notice/);
+    assert.ok(out.includes(ARTICLE[3]));
+    assert.doesNotMatch(out, /tracking|color:red/);
+  });
+});
+
+describe('metadata', () => {
+  test('from meta tags, OpenGraph, link rel=canonical and JSON-LD', () => {
+    const jsonLd = {
+      '@context': 'https://schema.org',
+      '@graph': [
+        { '@type': 'WebSite', name: 'City News Site' },
+        { '@type': 'NewsArticle', headline: 'Council approves tram line', author: [{ '@type': 'Person', name: 'Ana Ruiz' }, { '@type': 'Person', name: 'Li Wei' }], datePublished: '2026-11-24T08:00:00Z', image: { '@type': 'ImageObject', url: '/img/tram.jpg' } },
+      ],
+    };
+    const head = `<title>Council approves tram line | City News</title><meta name="description" content="The vote, the cost and the timetable."><meta property="og:site_name" content="City News"><link rel="canonical" href="/2026/11/tram"><script type="application/ld+json">${JSON.stringify(jsonLd)}</script>`;
+    const { metadata } = convertPage(page(`<article>${paragraphs(ARTICLE)}</article>`, head), PAGE_URL, { format: 'markdown', links: false });
+    assert.deepEqual(metadata, {
+      title: 'Council approves tram line | City News',
+      description: 'The vote, the cost and the timetable.',
+      language: 'en',
+      author: 'Ana Ruiz, Li Wei',
+      published_at: '2026-11-24T08:00:00Z',
+      site_name: 'City News',
+      canonical_url: 'https://news.example/2026/11/tram',
+      image: 'https://news.example/img/tram.jpg',
+    });
+  });
+
+  test('every key is present, null when the page does not say', () => {
+    const { metadata } = convertPage('<p>bare</p>', PAGE_URL, { format: 'text', links: false });
+    assert.deepEqual(metadata, { title: null, description: null, language: null, author: null, published_at: null, site_name: null, canonical_url: null, image: null });
+  });
+
+  test('a broken JSON-LD block is skipped', () => {
+    const head = '<title>T</title><script type="application/ld+json">{not json</script><meta property="article:published_time" content="2026-01-02">';
+    assert.equal(convertPage(page('<p>x</p>', head), PAGE_URL, { format: 'text', links: false }).metadata?.published_at, '2026-01-02');
+  });
+
+  test('raw pages are not parsed: no metadata', () => {
+    assert.deepEqual(convertPage(page('<p>x</p>'), PAGE_URL, { format: 'raw', links: false }), {});
+  });
+});
