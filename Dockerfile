@@ -35,18 +35,22 @@ COPY package.json package-lock.json ./
 COPY bin ./bin
 COPY src ./src
 
+# SHUTDOWN_DRAIN_MS: on SIGTERM, /ready says 503 for 5 s while requests are still served, so a
+# balancer checking /ready (compose.scaled.yaml's Caddy: every 2 s, 2 s timeout) stops sending
+# new ones before the listener closes. A stop timeout must cover it plus SHUTDOWN_GRACE_MS.
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \
     DATA_DIR=/data \
-    CHROMIUM_PATH=/usr/bin/chromium
+    CHROMIUM_PATH=/usr/bin/chromium \
+    SHUTDOWN_DRAIN_MS=5000
 
 # The embedded database, its lock and the admin socket live here; PostgreSQL mode keeps nothing in it.
 VOLUME ["/data"]
 EXPOSE 8080
 USER gleaner
 
-# /ready is 200 once the pools (PDF, OCR, browser) are up and 503 while starting or stopping.
+# /ready is 200 once the pools (PDF, OCR, browser) are up and 503 while starting, draining or stopping.
 # The first start loads the OCR model and Chromium: give it time before failures count.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=90s --retries=3 \
     CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]

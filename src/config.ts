@@ -27,6 +27,8 @@ export interface Config {
   /** How long a process trusts a token it has looked up (revocations evict it at once). */
   tokenCacheMs: number;
   shutdownGraceMs: number;
+  /** On SIGTERM/SIGINT, how long /ready says 503 while requests are still served, before the listener closes. */
+  shutdownDrainMs: number;
   ownerEmail: string;
   outbound: OutboundClientOptions;
   /** Crawls, batches and webhooks (src/jobs). */
@@ -72,6 +74,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sweepIntervalMs: int('HOLD_SWEEP_INTERVAL_MS', 30_000, 100),
     tokenCacheMs: int('TOKEN_CACHE_MS', 2_000, 0),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 25_000, 0),
+    // 0 outside containers: a process run by hand has no balancer to warn, and Ctrl-C stays quick.
+    // The image sets 5000 (longer than a balancer's health interval plus its timeout).
+    shutdownDrainMs: int('SHUTDOWN_DRAIN_MS', 0, 0),
     ownerEmail: env.OWNER_EMAIL || 'owner@localhost',
     outbound: read.read((reader) => outboundCapability.settings(reader)),
     jobs: jobSettings(read),

@@ -49,7 +49,15 @@ async function serve(): Promise<void> {
     );
   const service = await startService(config, { warm: true, progress, onOwner: showOwner });
   service.server.app.log.info({ url: service.url, database: service.services.db.kind }, 'gleaner is serving');
-  const stop = (signal: string) => {
+  // Shutdown, on SIGTERM or SIGINT: first the drain (SHUTDOWN_DRAIN_MS; /ready says 503 so a
+  // balancer stops sending new requests, which are still served until it notices), then the
+  // close (no new connections, requests in flight get SHUTDOWN_GRACE_MS). A second signal during
+  // the drain closes at once; one during the close stops the process outright (the default action).
+  let drainTimer: NodeJS.Timeout | undefined;
+  const close = (signal: string) => {
+    clearTimeout(drainTimer);
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
     service.server.app.log.info({ signal }, 'shutting down');
     service.close().then(
       () => process.exit(0),
@@ -59,8 +67,14 @@ async function serve(): Promise<void> {
       },
     );
   };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (service.server.draining() || config.shutdownDrainMs === 0) return close(signal);
+    service.server.drain();
+    service.server.app.log.info({ signal, drainMs: config.shutdownDrainMs }, 'draining: /ready answers 503, requests are still served until the listener closes');
+    drainTimer = setTimeout(() => close(signal), config.shutdownDrainMs);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
 }
 
 /** The storage alone, for commands run in this process: no Redis, outbound client or extraction

@@ -7,7 +7,8 @@
 import { httpErrors, type FieldErrors } from '../core/errors.ts';
 import { max, oneOf, parsed, prohibits, required, requiredWithout, string, url } from '../validation/rules.ts';
 import { defineEndpoint, type EndpointContext, type HandlerServices } from '../pipeline/endpoint.ts';
-import { SEARCH_PRODUCTS, searchScope, userScope, type MicroblogUser, type PageDirection, type PostItem, type TimelinePage, type XResult } from '../adapters/x/index.ts';
+import { SEARCH_PRODUCTS, searchScope, userScope, type MicroblogUser, type PageDirection, type PostItem, type TimelinePage } from '../adapters/x/index.ts';
+import { settle } from './outcomes.ts';
 import { xPostId, xPostIdFromUrl, xUsername } from '../adapters/x/ids.ts';
 
 export const MICROBLOG_MESSAGES = {
@@ -46,20 +47,6 @@ const tokenFields = {
   next_page_token: { rules: [string(), prohibits('previous_page_token')], description: 'From the previous answer\'s pagination: the next (older) page.' },
   previous_page_token: { rules: [string()], description: 'From the previous answer\'s pagination: the previous (newer) page.' },
 } as const;
-
-/** What an upstream outcome answers: the value, or the contract's 404 / 502 / 503. */
-function settle<T>(result: XResult<T>): T {
-  switch (result.kind) {
-    case 'ok':
-      return result.value;
-    case 'not_found':
-      throw httpErrors.notFound();
-    case 'not_configured':
-      throw httpErrors.notConfigured();
-    default:
-      throw httpErrors.badGateway();
-  }
-}
 
 /** The token sent, if any: which field, and its direction. */
 function sentToken(input: Record<string, unknown>): { field: 'next_page_token' | 'previous_page_token'; direction: PageDirection; token: string } | null {

@@ -22,8 +22,8 @@ import {
   type SearchItem,
   type Video,
   type VideoItem,
-  type VideoResult,
 } from '../adapters/video/index.ts';
+import { settle } from './outcomes.ts';
 
 export const VIDEO_MESSAGES = {
   videoUrl: 'The url must be a YouTube video URL.',
@@ -95,13 +95,6 @@ async function pagination(services: HandlerServices, page: { items: unknown[]; c
   // An empty page ends the list even when YouTube offers another continuation.
   if (page.items.length === 0 || page.continuation === null) return { next_page_token: null };
   return { next_page_token: await services.capabilities.video().pageTokens.sign(page.continuation, scope, 'next') };
-}
-
-/** ok → the value; not found → 404; anything else → 502 (the runtime has logged why). */
-function settle<T>(result: VideoResult<T>): T {
-  if (result.kind === 'ok') return result.value;
-  if (result.kind === 'not_found') throw httpErrors.notFound();
-  throw httpErrors.badGateway();
 }
 
 const CHANNEL_REF = { id: 'UC4QobU6STFB0P71PMvOGN5A', name: 'jawed', url: 'https://www.youtube.com/channel/UC4QobU6STFB0P71PMvOGN5A' };

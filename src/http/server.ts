@@ -34,6 +34,13 @@ export interface GleanerServer {
   inFlight: InFlight;
   /** Where the METRICS_PORT listener serves /metrics, once listening (undefined when it is off). */
   metricsUrl(): string | undefined;
+  /**
+   * The drain before a shutdown: /ready answers 503 so a load balancer stops sending traffic,
+   * while the listener keeps accepting and serving (each answer closes its connection).
+   */
+  drain(): void;
+  /** Whether drain() was called. */
+  draining(): boolean;
   /** Stops accepting, answers what is in flight (closing each connection after its answer). */
   close(): Promise<void>;
 }
@@ -79,13 +86,15 @@ export async function buildServer(services: Services, options: ServerOptions): P
   app.addHook('onClose', async () => forgetListeners());
 
   let closing = false;
+  let draining = false;
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
   });
-  // While shutting down, each answer closes its connection, so keep-alive sockets do not hold
+  // While draining or shutting down, each answer closes its connection: a keep-alive client
+  // reconnects (through its balancer, to another process), and keep-alive sockets do not hold
   // the shutdown open until their idle timeout.
   app.addHook('onSend', async (_request, reply) => {
-    if (closing) reply.header('Connection', 'close');
+    if (closing || draining) reply.header('Connection', 'close');
   });
 
   // One parser for every content type: JSON (strict), form posts, or nothing.
@@ -239,7 +248,7 @@ export async function buildServer(services: Services, options: ServerOptions): P
   get('/health', async () => ({ status: 'ok' }));
   // Readiness (./readiness.ts): database, Redis, migrations, pools; /health stays liveness only.
   get('/ready', async (_request: FastifyRequest, reply: FastifyReply) => {
-    const state = await readiness(services);
+    const state = await readiness(services, { draining });
     return state.ready ? { status: 'ready' } : reply.code(503).send({ status: 'unavailable', message: state.reason });
   });
   get('/openapi.json', () => openapi.current());
@@ -258,6 +267,10 @@ export async function buildServer(services: Services, options: ServerOptions): P
     app,
     inFlight,
     metricsUrl: () => metrics?.url(),
+    drain() {
+      draining = true;
+    },
+    draining: () => draining,
     close() {
       closing = true;
       return app.close();

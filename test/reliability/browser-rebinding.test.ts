@@ -11,68 +11,21 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import dgram from 'node:dgram';
-import { Resolver } from 'node:dns';
-import net, { type AddressInfo } from 'node:net';
-import dnsPacket from 'dns-packet';
 import { RequestError, Server as ForwardProxy } from 'proxy-chain';
 import { createBrowserPool, isBrowserAvailable } from '../../src/browser/index.ts';
-import type { LookupFunction } from '../../src/outbound/resolve.ts';
+import { REBIND_NAME as NAME, startCanary, startRebindingDns } from '../support/rebinding-dns.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const skip = (await isBrowserAvailable(CHROMIUM)) ? false : `Chromium is not available at ${CHROMIUM} (install the chromium package or set CHROMIUM_PATH)`;
 
 /** Public by the address rule; never dialled (the proxy refuses tunnels to it). */
 const PUBLIC = '93.184.216.34';
-const NAME = 'rebind.attacker.test';
-
-/** A loopback listener that counts connections: nothing may ever reach it. */
-async function startCanary(): Promise<{ port: number; connections: () => number; close(): Promise<void> }> {
-  let connections = 0;
-  const server = net.createServer((socket) => {
-    connections++;
-    socket.destroy();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { port: (server.address() as AddressInfo).port, connections: () => connections, close: () => new Promise((resolve) => server.close(() => resolve())) };
-}
-
-/** A DNS server on loopback: `NAME` is PUBLIC the first time, 127.0.0.1 every time after. */
-async function startRebindingDns(): Promise<{ lookup: LookupFunction; queries: () => number; close(): void }> {
-  let queries = 0;
-  const socket = dgram.createSocket('udp4');
-  socket.on('message', (message, remote) => {
-    const query = dnsPacket.decode(message);
-    const question = query.questions?.[0];
-    if (!question) return;
-    const answers: dnsPacket.Answer[] = [];
-    if (question.type === 'A' && question.name.toLowerCase() === NAME) {
-      answers.push({ type: 'A', name: question.name, ttl: 0, data: queries++ === 0 ? PUBLIC : '127.0.0.1' });
-    }
-    socket.send(dnsPacket.encode({ id: query.id, type: 'response', flags: dnsPacket.RECURSION_AVAILABLE, questions: query.questions, answers }), remote.port, remote.address);
-  });
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  const resolver = new Resolver({ timeout: 1000, tries: 1 });
-  resolver.setServers([`127.0.0.1:${(socket.address() as AddressInfo).port}`]);
-  // `dns.lookup`'s shape over the fake server, for the guard and for the proxy alike.
-  const lookup = ((hostname: string, options: { all?: boolean } | number | ((...args: unknown[]) => void), callback?: (...args: unknown[]) => void) => {
-    const done = (typeof options === 'function' ? options : callback)!;
-    const all = typeof options === 'object' && options.all === true;
-    const family = net.isIP(hostname);
-    if (family !== 0) return done(null, all ? [{ address: hostname, family }] : hostname, family);
-    resolver.resolve4(hostname, (error, addresses) => {
-      if (error || addresses.length === 0) done(error ?? Object.assign(new Error(`ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }));
-      else done(null, all ? addresses.map((address) => ({ address, family: 4 })) : addresses[0], 4);
-    });
-  }) as unknown as LookupFunction;
-  return { lookup, queries: () => queries, close: () => socket.close() };
-}
 
 describe('DNS rebinding through PROXY_URL, in the browser', { skip }, () => {
   for (const scheme of ['http', 'https'] as const) {
     test(`${scheme}: the page's proxy is asked for the checked address, never the name, and the canary sees nothing`, async () => {
       const canary = await startCanary();
-      const dns = await startRebindingDns();
+      const dns = await startRebindingDns(PUBLIC);
       const asked: string[] = [];
       const proxy = new ForwardProxy({
         port: 0,

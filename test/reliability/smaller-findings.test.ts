@@ -13,16 +13,13 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import dgram from 'node:dgram';
-import { Resolver } from 'node:dns';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import dnsPacket from 'dns-packet';
 import { Server as ForwardProxy } from 'proxy-chain';
 import { startTestService, type TestService } from '../support/service.ts';
 import { historyRow, houseRuleViolation, readAnswer } from '../support/reliability-harness.ts';
+import { REBIND_NAME, startCanary, startRebindingDns } from '../support/rebinding-dns.ts';
 import { createOutboundClient } from '../../src/outbound/client.ts';
-import type { LookupFunction } from '../../src/outbound/resolve.ts';
 
 /** One raw HTTP/1.1 request, so any method and framing can be sent; answers the status and body. */
 function rawRequest(url: string, method: string, path: string, extraHeaders: string): Promise<{ status: number; body: string; requestId: boolean }> {
@@ -38,17 +35,6 @@ function rawRequest(url: string, method: string, path: string, extraHeaders: str
       resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0), body, requestId: /\r\nx-request-id: /i.test(head) });
     });
   });
-}
-
-/** A loopback listener that counts connections: nothing may ever reach it. */
-async function startCanary(): Promise<{ port: number; connections: () => number; close(): Promise<void> }> {
-  let connections = 0;
-  const server = net.createServer((socket) => {
-    connections++;
-    socket.destroy();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { port: (server.address() as AddressInfo).port, connections: () => connections, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
 describe('the service as the red team met it', () => {
@@ -184,40 +170,6 @@ describe('OUTBOUND_ALLOW_HOSTS with host:port entries', () => {
   });
 });
 
-/**
- * A fake DNS on loopback whose answer for `rebind.attacker.test` is public the first time and a
- * loopback canary after: the service checks the first answer; a proxy that resolves the name again
- * would get the second.
- */
-async function startRebindingDns(publicAddress: string): Promise<{ lookup: LookupFunction; queries: () => number; close(): void }> {
-  let queries = 0;
-  const socket = dgram.createSocket('udp4');
-  socket.on('message', (message, remote) => {
-    const query = dnsPacket.decode(message);
-    const question = query.questions?.[0];
-    if (!question) return;
-    const answers: dnsPacket.Answer[] = [];
-    if (question.type === 'A' && question.name.toLowerCase() === 'rebind.attacker.test') {
-      answers.push({ type: 'A', name: question.name, ttl: 0, data: queries++ === 0 ? publicAddress : '127.0.0.1' });
-    }
-    socket.send(dnsPacket.encode({ id: query.id, type: 'response', flags: dnsPacket.RECURSION_AVAILABLE, questions: query.questions, answers }), remote.port, remote.address);
-  });
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  const resolver = new Resolver({ timeout: 1000, tries: 1 });
-  resolver.setServers([`127.0.0.1:${(socket.address() as AddressInfo).port}`]);
-  // `dns.lookup`'s shape over the fake server, for the service's client and for the proxy alike.
-  const lookup = ((hostname: string, options: { all?: boolean } | number | ((...args: unknown[]) => void), callback?: (...args: unknown[]) => void) => {
-    const done = (typeof options === 'function' ? options : callback)!;
-    const all = typeof options === 'object' && options.all === true;
-    if (net.isIP(hostname)) return done(null, all ? [{ address: hostname, family: net.isIP(hostname) }] : hostname, net.isIP(hostname));
-    resolver.resolve4(hostname, (error, addresses) => {
-      if (error || addresses.length === 0) done(error ?? Object.assign(new Error(`ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }));
-      else done(null, all ? addresses.map((address) => ({ address, family: 4 })) : addresses[0], 4);
-    });
-  }) as unknown as LookupFunction;
-  return { lookup, queries: () => queries, close: () => socket.close() };
-}
-
 describe('DNS rebinding through PROXY_URL', () => {
   // Public, and unreachable from here: the tunnel to it fails, which is the point.
   const PUBLIC = '93.184.216.34';
@@ -238,7 +190,7 @@ describe('DNS rebinding through PROXY_URL', () => {
       await proxy.listen();
       const client = createOutboundClient({ allowHosts: [], proxyUrl: `http://127.0.0.1:${proxy.port}`, lookup: dns.lookup, timeoutMs: 4000, connectTimeoutMs: 1500, headersTimeoutMs: 2000 });
       try {
-        const outcome = await client.fetch(`${scheme}://rebind.attacker.test:${canary.port}/`, { maxBytes: 1000 }).then(
+        const outcome = await client.fetch(`${scheme}://${REBIND_NAME}:${canary.port}/`, { maxBytes: 1000 }).then(
           (response) => `answered ${response.status}`,
           (error: Error & { code?: string }) => error.code,
         );

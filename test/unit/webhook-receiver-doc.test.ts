@@ -4,13 +4,10 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { signWebhook, WEBHOOK_SIGNATURE_HEADER } from '../../src/webhooks/signature.ts';
+import { readFileSync } from 'node:fs';
+import { signWebhook } from '../../src/webhooks/signature.ts';
 import { webhookEventBody } from '../../src/webhooks/events.ts';
+import { jsBlock, postEvent, startDocReceiver, type DocReceiver } from '../support/doc-receiver.ts';
 
 const DOC = new URL('../../docs/webhooks.md', import.meta.url);
 const SECRET = 'whsec_ReceiverDocTestSecret0123456789ab';
@@ -19,47 +16,17 @@ const SECRET = 'whsec_ReceiverDocTestSecret0123456789ab';
 function receiverExample(markdown: string): string {
   const section = markdown.split(/^#+ A receiver in plain Node\s*$/m)[1];
   assert.ok(section, 'docs/webhooks.md has a "A receiver in plain Node" section');
-  const block = /^```js\n([\s\S]*?)^```$/m.exec(section);
-  assert.ok(block, 'the section has a ```js block');
-  return block[1];
+  return jsBlock(section, 'the section');
 }
 
-let dir: string;
-let child: ChildProcess;
-let output = '';
-let url: string;
+let receiver: DocReceiver;
 
 before(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'gleaner-webhook-receiver-'));
-  const file = path.join(dir, 'receiver.mjs');
-  writeFileSync(file, receiverExample(readFileSync(DOC, 'utf8')));
-  child = spawn(process.execPath, [file], { env: { ...process.env, PORT: '0', GLEANER_WEBHOOK_SECRET: SECRET }, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk));
-  const port = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the example did not start:\n${output}`)), 15_000);
-    child.stdout?.on('data', () => {
-      const match = /listening on (\d+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the example exited with ${code}:\n${output}`));
-    });
-  });
-  // The example listens on every interface; the test speaks to it on loopback only.
-  url = `http://127.0.0.1:${port}/`;
+  receiver = await startDocReceiver(receiverExample(readFileSync(DOC, 'utf8')), SECRET, 'webhook-receiver');
 });
 
 after(async () => {
-  if (child && child.exitCode === null && child.signalCode === null) {
-    child.kill('SIGTERM');
-    await once(child, 'exit');
-  }
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await receiver?.stop();
 });
 
 const body = webhookEventBody({
@@ -71,18 +38,12 @@ const body = webhookEventBody({
 });
 const now = () => Math.floor(Date.now() / 1000);
 
-async function send(payload: string, signature: string | undefined): Promise<number> {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (signature !== undefined) headers[WEBHOOK_SIGNATURE_HEADER] = signature;
-  const response = await fetch(url, { method: 'POST', headers, body: payload });
-  await response.arrayBuffer();
-  return response.status;
-}
+const send = (payload: string, signature: string | undefined): Promise<number> => postEvent(receiver.url, payload, signature);
 
 test('a correctly signed event is accepted (2xx) and handled', async () => {
   const status = await send(body, signWebhook(SECRET, body, now()));
   assert.ok(status >= 200 && status < 300, `status ${status}`);
-  assert.match(output, /event crawl\.page 9f1c2d4e-5b6a-4c7d-8e9f-0a1b2c3d4e5f/);
+  assert.match(receiver.output(), /event crawl\.page 9f1c2d4e-5b6a-4c7d-8e9f-0a1b2c3d4e5f/);
 });
 
 test('while a secret is rolled, one valid v1 among several is enough', async () => {
@@ -105,7 +66,7 @@ test('badly signed events are refused (4xx), and the receiver stays up', async (
     'a short v1': await send(body, `t=${t},v1=abc`),
   };
   for (const [what, status] of Object.entries(refused)) assert.ok(status >= 400 && status < 500, `${what}: status ${status}`);
-  assert.equal(child.exitCode, null, `the receiver is still running:\n${output}`);
+  assert.equal(receiver.child.exitCode, null, `the receiver is still running:\n${receiver.output()}`);
   const status = await send(body, signWebhook(SECRET, body, now()));
   assert.ok(status >= 200 && status < 300, 'and still accepts a good event');
 });

@@ -6,22 +6,14 @@
  * (a 502), never an answer full of nulls.
  */
 import { headerValue, jsonOrUndefined } from '../kit/decode.ts';
+import { isObject, isoFromEpochSeconds, mapReadable, ShapeError, type Json } from '../kit/parse.ts';
 import type { ParseOutcome, UpstreamResponse } from '../kit/types.ts';
 import { PROJECT_TYPES, type Budget, type Job, type ProjectDetail, type ProjectItem, type ProjectOwner, type ProjectType, type SearchPage } from './types.ts';
 
 /** Where project links point: the public site, whichever host served the API. */
 export const FREELANCER_ORIGIN = 'https://www.freelancer.com';
 
-export class ShapeError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ShapeError';
-  }
-}
-
-type Json = Record<string, unknown>;
-
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+export { isoFromEpochSeconds, ShapeError };
 
 /** An optional field: its value when it has the type, null when absent or null; another type is a layout change. */
 function optional<T>(data: Json, name: string, type: 'string' | 'number' | 'boolean', where: string): T | null {
@@ -40,13 +32,6 @@ function optionalObject(data: Json, name: string, where: string): Json | null {
   if (value === undefined || value === null) return null;
   if (!isObject(value)) throw new ShapeError(`${where}.${name} is not an object`);
   return value;
-}
-
-/** Epoch seconds as ISO 8601 UTC with microseconds and `Z` (contract §1). */
-export function isoFromEpochSeconds(seconds: number): string {
-  const micros = Math.round(seconds * 1_000_000);
-  const whole = Math.floor(micros / 1_000_000);
-  return `${new Date(whole * 1000).toISOString().slice(0, 19)}.${String(micros - whole * 1_000_000).padStart(6, '0')}Z`;
 }
 
 const timestamp = (data: Json, name: string, where: string): string | null => {
@@ -96,14 +81,7 @@ export function readEnvelope(response: UpstreamResponse): ParseOutcome<unknown> 
 
 /** Runs a mapper on a readable answer's result; a layout it cannot read is `changed`. */
 function mapResult<T>(response: UpstreamResponse, map: (result: unknown) => ParseOutcome<T>): ParseOutcome<T> {
-  const answer = readEnvelope(response);
-  if (answer.kind !== 'ok') return answer as ParseOutcome<T>;
-  try {
-    return map(answer.value);
-  } catch (error) {
-    if (error instanceof ShapeError) return { kind: 'changed', reason: error.message };
-    throw error;
-  }
+  return mapReadable(readEnvelope(response), map);
 }
 
 function projectType(data: Json, where: string): ProjectType | null {

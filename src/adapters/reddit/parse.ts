@@ -7,6 +7,7 @@
 import { jsonOrUndefined } from '../kit/decode.ts';
 import { pathOf } from '../kit/request.ts';
 import { headerValue } from '../kit/decode.ts';
+import { isObject, isoFromEpochSeconds, mapReadable, ShapeError, type Json } from '../kit/parse.ts';
 import type { ParseOutcome, UpstreamResponse } from '../kit/types.ts';
 import type { CommentLocation, ForumComment, ForumCommentAnswer, ForumPost, ForumThread, ForumUser, PostPage } from './types.ts';
 
@@ -19,16 +20,7 @@ export const REDDIT_ORIGIN = 'https://www.reddit.com';
  */
 const UNREADABLE_REASONS = new Set(['private', 'banned', 'quarantined', 'gated', 'gold_only']);
 
-export class ShapeError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ShapeError';
-  }
-}
-
-type Json = Record<string, unknown>;
-
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+export { isoFromEpochSeconds, ShapeError };
 
 function field<T>(data: Json, name: string, type: 'string' | 'number' | 'boolean', where: string): T {
   const value = data[name];
@@ -41,14 +33,6 @@ function field<T>(data: Json, name: string, type: 'string' | 'number' | 'boolean
 const text = (data: Json, name: string, where: string) => field<string>(data, name, 'string', where);
 const number = (data: Json, name: string, where: string) => field<number>(data, name, 'number', where);
 const flag = (data: Json, name: string, where: string) => field<boolean>(data, name, 'boolean', where);
-
-/** Reddit's `created_utc` (epoch seconds, a float) as ISO 8601 with microseconds and `Z`. */
-export function isoFromEpochSeconds(seconds: number): string {
-  const micros = Math.round(seconds * 1_000_000);
-  const whole = Math.floor(micros / 1_000_000);
-  const fraction = micros - whole * 1_000_000;
-  return `${new Date(whole * 1000).toISOString().slice(0, 19)}.${String(fraction).padStart(6, '0')}Z`;
-}
 
 /** A site-relative permalink made absolute; an absolute one is kept. */
 export function absolutePermalink(permalink: string): string {
@@ -96,14 +80,7 @@ export function readAnswer(response: UpstreamResponse): ParseOutcome<unknown> {
 
 /** Runs a mapper on the JSON of a readable answer; a shape it cannot read is `changed`. */
 function mapAnswer<T>(response: UpstreamResponse, map: (json: unknown) => ParseOutcome<T>): ParseOutcome<T> {
-  const answer = readAnswer(response);
-  if (answer.kind !== 'ok') return answer as ParseOutcome<T>;
-  try {
-    return map(answer.value);
-  } catch (error) {
-    if (error instanceof ShapeError) return { kind: 'changed', reason: error.message };
-    throw error;
-  }
+  return mapReadable(readAnswer(response), map);
 }
 
 interface Listing {
