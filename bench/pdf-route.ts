@@ -6,7 +6,9 @@
  * disk, one process per document, the same number in flight.
  *
  * Rows are interleaved round by round, so a noisy machine slows each about equally; compare the
- * ratio to `pdftotext` more than the pages per second. `BENCH_PDF_ROUTE_BEFORE` adds a second
+ * ratio to `pdftotext` more than the pages per second. Pages per CPU-second are steadier still on a
+ * shared machine: the server's CPU is its process's (PDF threads included), `pdftotext`'s that of
+ * its processes (read from /proc, so Linux only). `BENCH_PDF_ROUTE_BEFORE` adds a second
  * server started from another checkout of the project (e.g. the code before a change), measured
  * in the same rounds.
  *
@@ -20,7 +22,7 @@
  *   BENCH_CPU_PROF             folder for the servers' CPU profiles (optional)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -67,6 +69,22 @@ async function stopServer(server: Server): Promise<void> {
   const exited = new Promise((resolve) => server.child.once('exit', resolve));
   server.child.stdin!.end();
   await exited;
+}
+
+/**
+ * CPU seconds (user + system) from /proc/<pid>/stat: the process's own, all threads, and that of
+ * its children it has reaped (each `pdftotext`). Undefined where there is no /proc. Linux counts
+ * in ticks of 1/100 s.
+ */
+function cpuSeconds(pid: number): { own: number; reapedChildren: number } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (in parentheses) may hold spaces: fields are counted after it.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+    return { own: (fields[11] + fields[12]) / 100, reapedChildren: (fields[13] + fields[14]) / 100 };
+  } catch {
+    return undefined;
+  }
 }
 
 /** Runs `count` jobs with `width` in flight; answers the seconds taken and each job's milliseconds. */
@@ -140,16 +158,38 @@ async function main(): Promise<void> {
     // Warm-up: the PDF threads' engines, the database's plans, V8's optimised code.
     for (const server of servers) await timed(20, inFlight, request(server));
 
-    type Row = { name: string; job: () => Promise<void>; seconds: number; latencies: number[]; sequential: number[] };
-    const rows: Row[] = servers.map((server) => ({ name: `POST /v1/pdf (${server.label})`, job: request(server), seconds: 0, latencies: [], sequential: [] }));
-    if (hasPdftotext) rows.push({ name: 'pdftotext', job: () => pdftotext(file), seconds: 0, latencies: [], sequential: [] });
+    type Row = {
+      name: string;
+      job: () => Promise<void>;
+      /** CPU seconds so far of what the row measures: its server process, or the pdftotext processes. */
+      cpu: () => number | undefined;
+      seconds: number;
+      cpuSeconds: number | undefined;
+      latencies: number[];
+      sequential: number[];
+    };
+    const rows: Row[] = servers.map((server) => ({
+      name: `POST /v1/pdf (${server.label})`,
+      job: request(server),
+      cpu: () => cpuSeconds(server.child.pid!)?.own,
+      seconds: 0,
+      cpuSeconds: 0,
+      latencies: [],
+      sequential: [],
+    }));
+    if (hasPdftotext) {
+      rows.push({ name: 'pdftotext', job: () => pdftotext(file), cpu: () => cpuSeconds(process.pid)?.reapedChildren, seconds: 0, cpuSeconds: 0, latencies: [], sequential: [] });
+    }
     else console.log('(pdftotext is not installed: its row is left out)');
 
     for (let round = 0; round < rounds; round++) {
       // Rotated each round, so no row always runs first.
       const order = rows.map((_, i) => rows[(i + round) % rows.length]);
       for (const row of order) {
+        const cpuBefore = row.cpu();
         const run = await timed(requests, inFlight, row.job);
+        const cpuAfter = row.cpu();
+        row.cpuSeconds = cpuBefore === undefined || cpuAfter === undefined || row.cpuSeconds === undefined ? undefined : row.cpuSeconds + cpuAfter - cpuBefore;
         row.seconds += run.seconds;
         row.latencies.push(...run.latencies);
         row.sequential.push(...(await timed(4, 1, row.job)).latencies);
@@ -158,16 +198,24 @@ async function main(): Promise<void> {
 
     const reference = rows.find((row) => row.name === 'pdftotext');
     const pagesPerSecond = (row: Row) => (rounds * requests * pages) / row.seconds;
+    const pagesPerCpuSecond = (row: Row) => (row.cpuSeconds ? (rounds * requests * pages) / row.cpuSeconds : undefined);
     console.log(
       `${pages}-page PDF (${(pdf.byteLength / 1024).toFixed(1)} KB), ${requests} documents × ${rounds} rounds, ${inFlight} in flight, ` +
         `${os.availableParallelism()} cores, load ${os.loadavg()[0].toFixed(2)}`,
     );
-    console.log(`${'row'.padEnd(26)} ${'pages/s'.padStart(8)} ${'vs pdftotext'.padStart(12)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'alone ms'.padStart(9)}`);
+    console.log(
+      `${'row'.padEnd(26)} ${'pages/s'.padStart(8)} ${'vs pdftotext'.padStart(12)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'alone ms'.padStart(9)} ` +
+        `${'pages/CPU-s'.padStart(11)} ${'vs pdftotext'.padStart(12)}`,
+    );
     for (const row of rows) {
       const ratio = reference ? `${(pagesPerSecond(row) / pagesPerSecond(reference)).toFixed(2)}×` : '-';
+      const perCpu = pagesPerCpuSecond(row);
+      const referencePerCpu = reference && pagesPerCpuSecond(reference);
+      const cpuRatio = perCpu && referencePerCpu ? `${(perCpu / referencePerCpu).toFixed(2)}×` : '-';
       console.log(
         `${row.name.padEnd(26)} ${pagesPerSecond(row).toFixed(0).padStart(8)} ${ratio.padStart(12)} ` +
-          `${percentile(row.latencies, 50).toFixed(1).padStart(7)} ${percentile(row.latencies, 95).toFixed(1).padStart(7)} ${percentile(row.sequential, 50).toFixed(1).padStart(9)}`,
+          `${percentile(row.latencies, 50).toFixed(1).padStart(7)} ${percentile(row.latencies, 95).toFixed(1).padStart(7)} ${percentile(row.sequential, 50).toFixed(1).padStart(9)} ` +
+          `${(perCpu ? perCpu.toFixed(0) : '-').padStart(11)} ${cpuRatio.padStart(12)}`,
       );
     }
   } finally {

@@ -30,24 +30,30 @@
  *                          (default postgres://postgres@127.0.0.1:5432/postgres)
  *   BENCH_REDIS_URL        Redis for the `redis` target (default redis://127.0.0.1:6379)
  *   BENCH_CPU_PROF         a folder: servers run with --cpu-prof and write their profiles there
+ *   BENCH_PLATFORM_BEFORE  root of another checkout of the project: each metered target is run
+ *                          again from that tree (its migrations, its server), right after this
+ *                          tree's, so a change is measured before and after in one run
+ *   BENCH_ROUNDS           times the whole list of targets is run, in the same order (default 1)
  *   DATABASE_POOL_SIZE     passed through to the servers (the platform's pg pool size)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { createRequire } from 'node:module';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadConfig } from '../src/config.ts';
 import { createPlatformServices } from '../src/services.ts';
 import { freshPostgresDatabase } from '../test/support/service.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SELF = fileURLToPath(import.meta.url);
-const METERED_SERVER = path.join(ROOT, 'test/support/serve-test-endpoints.ts');
+/** The metered server, relative to a checkout's root. */
+const METERED_SERVER_PATH = 'test/support/serve-test-endpoints.ts';
 
 /** The slice of autocannon's programmatic API used here (the package ships no types). */
 interface AutocannonHistogram {
@@ -88,6 +94,14 @@ const LABELS: Record<TargetName, string> = {
   redis: 'metered, PostgreSQL + Redis',
 };
 
+/** A checkout whose metered server is measured: this one, or the one BENCH_PLATFORM_BEFORE names. */
+interface Tree {
+  root: string;
+  /** Appended to the row labels; empty for this tree. */
+  suffix: string;
+}
+const THIS_TREE: Tree = { root: ROOT, suffix: '' };
+
 /** Credits granted to each bench user: far more than any run can spend. */
 const GRANT = 1_000_000_000;
 /** The same request body for every target, so they parse the same bytes. */
@@ -102,6 +116,8 @@ interface Settings {
   databaseUrl: string;
   redisUrl: string;
   cpuProfDir?: string;
+  before?: Tree;
+  rounds: number;
 }
 
 function positive(name: string, fallback: number): number {
@@ -127,6 +143,8 @@ function readSettings(): Settings {
     databaseUrl: process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
     redisUrl: process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379',
     cpuProfDir: process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : undefined,
+    before: process.env.BENCH_PLATFORM_BEFORE ? { root: path.resolve(process.env.BENCH_PLATFORM_BEFORE), suffix: ' (before)' } : undefined,
+    rounds: Math.round(positive('BENCH_ROUNDS', 1)),
   };
 }
 
@@ -135,14 +153,63 @@ function readSettings(): Settings {
 
 interface ServerProcess {
   url: string;
+  pid: number;
   stop(): Promise<void>;
 }
 
+/**
+ * CPU seconds (user + system, all threads) used so far by the processes `pids` names, read from
+ * /proc: on a machine shared with other work, CPU per request is steadier than requests per
+ * second. Undefined where /proc is not there. Linux counts in clock ticks of 1/100 s.
+ */
+function cpuSeconds(pids: number[]): Map<number, number> {
+  const seconds = new Map<number, number>();
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // The command name (in parentheses) may hold spaces: fields are counted after it.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      seconds.set(pid, (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {
+      // No /proc, or the process ended meanwhile.
+    }
+  }
+  return seconds;
+}
+
+/** CPU seconds the processes of `after` used since `before` (a process new in `after` counts whole). */
+function cpuUsedBetween(before: Map<number, number>, after: Map<number, number>): number | undefined {
+  if (after.size === 0) return undefined;
+  let used = 0;
+  for (const [pid, seconds] of after) used += seconds - (before.get(pid) ?? 0);
+  return used;
+}
+
+/** The PostgreSQL backends serving `database` (their process titles name it). */
+function backendsOf(database: string): number[] {
+  const pids: number[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return pids;
+  }
+  for (const pid of entries) {
+    try {
+      const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      if (title.startsWith('postgres: ') && title.includes(` ${database} `)) pids.push(Number(pid));
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return pids;
+}
+
 /** Starts `node <script> <args>` and waits for its `LISTENING <url>` line. */
-async function startServer(script: string, args: string[], env: Record<string, string>, settings: Settings, name: string): Promise<ServerProcess> {
+async function startServer(script: string, args: string[], env: Record<string, string>, settings: Settings, name: string, cwd = ROOT): Promise<ServerProcess> {
   const nodeArgs = settings.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfDir}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, script, ...args], {
-    cwd: ROOT,
+    cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -158,6 +225,7 @@ async function startServer(script: string, args: string[], env: Record<string, s
   });
   return {
     url,
+    pid: child.pid!,
     async stop() {
       child.kill('SIGTERM');
       const code = await exited;
@@ -239,15 +307,25 @@ async function load(url: string, tokens: string[], connections: number, seconds:
   };
 }
 
+/** CPU seconds so far of the server process, and of the database backends (PostgreSQL only), per process. */
+type CpuProbe = () => { server: Map<number, number>; database: Map<number, number> };
+
 interface PhasedRun {
   measured: Measurement;
+  /** CPU per answer during the measured run, in µs. */
+  cpu?: { server: number; database?: number };
   /** Warm-up and measured run together: what the server saw in total. */
   total: { requests: number; ok2xx: number; cut: number; errors: number; statusCodes: Record<string, number> };
 }
 
-async function warmThenMeasure(url: string, tokens: string[], settings: Settings): Promise<PhasedRun> {
+async function warmThenMeasure(url: string, tokens: string[], settings: Settings, probe: CpuProbe): Promise<PhasedRun> {
   const warmup = await load(url, tokens, settings.connections, settings.warmupSeconds);
+  const cpuBefore = probe();
   const measured = await load(url, tokens, settings.connections, settings.seconds);
+  const cpuAfter = probe();
+  const perAnswer = (used: number | undefined) => (used === undefined || measured.requests === 0 ? undefined : (used * 1e6) / measured.requests);
+  const server = perAnswer(cpuUsedBetween(cpuBefore.server, cpuAfter.server));
+  const cpu = server === undefined ? undefined : { server, database: perAnswer(cpuUsedBetween(cpuBefore.database, cpuAfter.database)) };
   const total = { requests: 0, ok2xx: 0, cut: 0, errors: 0, statusCodes: {} as Record<string, number> };
   for (const phase of [warmup, measured]) {
     total.requests += phase.requests;
@@ -256,7 +334,7 @@ async function warmThenMeasure(url: string, tokens: string[], settings: Settings
     total.errors += phase.errors;
     for (const [code, n] of Object.entries(phase.statusCodes)) total.statusCodes[code] = (total.statusCodes[code] ?? 0) + n;
   }
-  return { measured, total };
+  return { measured, cpu, total };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -271,7 +349,12 @@ interface Verification {
 
 interface TargetResult {
   name: TargetName;
+  label: string;
+  /** 1-based, when BENCH_ROUNDS repeats the targets. */
+  round: number;
   measured: Measurement;
+  /** CPU per answer in the measured run, µs: the server process, and the database's backends. */
+  cpu?: PhasedRun['cpu'];
   verification?: Verification;
   /** PostgreSQL only: transactions (= statements: all run in autocommit) per request handled. */
   statementsPerRequest?: number;
@@ -280,8 +363,8 @@ interface TargetResult {
 async function runBare(settings: Settings): Promise<TargetResult> {
   const server = await startServer(SELF, ['serve-bare'], {}, settings, 'bare');
   try {
-    const { measured } = await warmThenMeasure(server.url + '/', [], settings);
-    return { name: 'bare', measured };
+    const { measured, cpu } = await warmThenMeasure(server.url + '/', [], settings, () => ({ server: cpuSeconds([server.pid]), database: new Map() }));
+    return { name: 'bare', label: LABELS.bare, round: 1, measured, cpu };
   } finally {
     await server.stop();
   }
@@ -301,7 +384,49 @@ async function committedTransactions(adminUrl: string, database: string): Promis
   }
 }
 
-async function runMetered(name: Exclude<TargetName, 'bare'>, settings: Settings): Promise<TargetResult> {
+/**
+ * Migrates the database and creates the funded users with the code of `tree`, in a child process
+ * when it is another checkout (its migrations are the ones under test), and returns their tokens.
+ */
+async function setUp(tree: Tree, env: Record<string, string>, settings: Settings): Promise<Array<{ id: number; token: string }>> {
+  if (tree.root === ROOT) {
+    const setup = await createPlatformServices(loadConfig({ ...process.env, ...env }));
+    try {
+      const users: Array<{ id: number; token: string }> = [];
+      for (let i = 0; i < settings.users; i++) {
+        const user = await setup.accounts.createUser({ name: `Bench user ${i}`, email: `bench${i}@example.com` });
+        await setup.ledger.grant(user.id, 'scraping', GRANT, 'bench');
+        users.push(user);
+      }
+      return users;
+    } finally {
+      await setup.close();
+    }
+  }
+  const child = spawn(process.execPath, [SELF, 'set-up', tree.root, String(settings.users)], { cwd: tree.root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  if (code !== 0) throw new Error(`setting up the database with ${tree.root} failed (exit code ${code})`);
+  return JSON.parse(output) as Array<{ id: number; token: string }>;
+}
+
+/** Child mode of setUp: the same set-up with the services of the checkout at `root`; prints the users as JSON. */
+async function setUpIn(root: string, users: number): Promise<void> {
+  const { loadConfig: load } = (await import(pathToFileURL(path.join(root, 'src/config.ts')).href)) as typeof import('../src/config.ts');
+  const { createPlatformServices: create } = (await import(pathToFileURL(path.join(root, 'src/services.ts')).href)) as typeof import('../src/services.ts');
+  const setup = await create(load(process.env));
+  const created: Array<{ id: number; token: string }> = [];
+  for (let i = 0; i < users; i++) {
+    const user = await setup.accounts.createUser({ name: `Bench user ${i}`, email: `bench${i}@example.com` });
+    await setup.ledger.grant(user.id, 'scraping', GRANT, 'bench');
+    created.push({ id: user.id, token: user.token });
+  }
+  await setup.close();
+  process.stdout.write(JSON.stringify(created));
+}
+
+async function runMetered(name: Exclude<TargetName, 'bare'>, settings: Settings, tree: Tree = THIS_TREE): Promise<TargetResult> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gleaner-bench-'));
   const database = name === 'pglite' ? null : await freshPostgresDatabase(settings.databaseUrl);
   const databaseName = database ? new URL(database.url).pathname.slice(1) : '';
@@ -315,21 +440,15 @@ async function runMetered(name: Exclude<TargetName, 'bare'>, settings: Settings)
   };
   const config = loadConfig({ ...process.env, ...env });
   try {
-    // Migrate, create the users and fund them from this process, then hand the database over.
-    const setup = await createPlatformServices(config);
-    const users: Array<{ id: number; token: string }> = [];
-    for (let i = 0; i < settings.users; i++) {
-      const user = await setup.accounts.createUser({ name: `Bench user ${i}`, email: `bench${i}@example.com` });
-      await setup.ledger.grant(user.id, 'scraping', GRANT, 'bench');
-      users.push(user);
-    }
-    await setup.close();
+    // Migrate, create the users and fund them, then hand the database over to the server.
+    const users = await setUp(tree, env, settings);
 
     const before = database ? await committedTransactions(settings.databaseUrl, databaseName) : 0;
-    const server = await startServer(METERED_SERVER, [], env, settings, name);
+    const server = await startServer(path.join(tree.root, METERED_SERVER_PATH), [], env, settings, `${name}${tree.suffix ? '-before' : ''}`, tree.root);
     let run: PhasedRun;
     try {
-      run = await warmThenMeasure(`${server.url}/v1/test/work`, users.map((u) => u.token), settings);
+      const probe: CpuProbe = () => ({ server: cpuSeconds([server.pid]), database: database ? cpuSeconds(backendsOf(databaseName)) : new Map() });
+      run = await warmThenMeasure(`${server.url}/v1/test/work`, users.map((u) => u.token), settings, probe);
       // Requests cut at time-up may still be running on the server; the service's shutdown waits
       // for open connections only, so give them time to settle before stopping it.
       await sleep(1000 + 2 * run.measured.p99);
@@ -341,7 +460,10 @@ async function runMetered(name: Exclude<TargetName, 'bare'>, settings: Settings)
     const verification = await verify(config, users.map((u) => u.id), run.total);
     return {
       name,
+      label: LABELS[name] + tree.suffix,
+      round: 1,
       measured: run.measured,
+      cpu: run.cpu,
       verification,
       statementsPerRequest: database ? (after - before) / verification.handled : undefined,
     };
@@ -409,13 +531,16 @@ function table(rows: string[][]): string {
 }
 
 function report(results: TargetResult[], settings: Settings): void {
-  const bare = results.find((r) => r.name === 'bare');
-  const rows = [['target', 'req/s', 'p50 ms', 'p99 ms', 'req/s vs bare', 'p50 vs bare', 'p99 vs bare', 'stmts/req', 'requests', 's']];
+  // Each row is compared with the bare server of its own round.
+  const bareOf = (r: TargetResult) => results.find((b) => b.name === 'bare' && b.round === r.round);
+  const label = (r: TargetResult) => (settings.rounds > 1 ? `${r.label}, round ${r.round}` : r.label);
+  const rows = [['target', 'req/s', 'p50 ms', 'p99 ms', 'req/s vs bare', 'p50 vs bare', 'p99 vs bare', 'stmts/req', 'server CPU µs/req', 'db CPU µs/req', 'requests', 's']];
   const times = (value: number, base: number) => (base > 0 ? `${(value / base).toFixed(1)}×` : '-');
   for (const r of results) {
     const m = r.measured;
+    const bare = bareOf(r);
     rows.push([
-      LABELS[r.name],
+      label(r),
       m.rps.toFixed(0),
       m.p50.toFixed(2),
       m.p99.toFixed(2),
@@ -423,6 +548,8 @@ function report(results: TargetResult[], settings: Settings): void {
       bare ? times(m.p50, bare.measured.p50) : '-',
       bare ? times(m.p99, bare.measured.p99) : '-',
       r.statementsPerRequest === undefined ? '-' : r.statementsPerRequest.toFixed(2),
+      r.cpu ? r.cpu.server.toFixed(0) : '-',
+      r.cpu?.database === undefined ? '-' : r.cpu.database.toFixed(0),
       String(m.requests),
       m.seconds.toFixed(1),
     ]);
@@ -434,11 +561,12 @@ function report(results: TargetResult[], settings: Settings): void {
   );
   console.log(table(rows));
   console.log('');
-  for (const r of results) if (r.verification) console.log(`${LABELS[r.name]}: ${r.verification.line}`);
-  const postgres = results.find((r) => r.name === 'postgres');
-  if (bare && postgres) {
+  for (const r of results) if (r.verification) console.log(`${label(r)}: ${r.verification.line}`);
+  for (const postgres of results.filter((r) => r.name === 'postgres')) {
+    const bare = bareOf(postgres);
+    if (!bare) continue;
     const ratio = postgres.measured.rps / bare.measured.rps;
-    console.log(`\nTarget (metered on PostgreSQL ≥ 50% of bare Fastify req/s): ${(ratio * 100).toFixed(1)}% — ${ratio >= 0.5 ? 'met' : 'not met'}`);
+    console.log(`${postgres === results.find((r) => r.name === 'postgres') ? '\n' : ''}Target (${label(postgres)} ≥ 50% of bare Fastify req/s): ${(ratio * 100).toFixed(1)}% — ${ratio >= 0.5 ? 'met' : 'not met'}`);
   }
   if (settings.cpuProfDir) console.log(`\nCPU profiles of the servers: ${settings.cpuProfDir}`);
 }
@@ -446,13 +574,20 @@ function report(results: TargetResult[], settings: Settings): void {
 async function main(): Promise<void> {
   const settings = readSettings();
   const results: TargetResult[] = [];
-  for (const name of settings.targets) {
-    process.stderr.write(`running ${LABELS[name]}…\n`);
-    results.push(name === 'bare' ? await runBare(settings) : await runMetered(name, settings));
+  const trees = settings.before ? [THIS_TREE, settings.before] : [THIS_TREE];
+  for (let round = 1; round <= settings.rounds; round++) {
+    for (const name of settings.targets) {
+      for (const tree of name === 'bare' ? [THIS_TREE] : trees) {
+        process.stderr.write(`running ${LABELS[name]}${tree.suffix}${settings.rounds > 1 ? `, round ${round}` : ''}…\n`);
+        const result = name === 'bare' ? await runBare(settings) : await runMetered(name, settings, tree);
+        results.push({ ...result, round });
+      }
+    }
   }
   report(results, settings);
   if (results.some((r) => r.verification && !r.verification.ok)) process.exitCode = 1;
 }
 
 if (process.argv[2] === 'serve-bare') await serveBare();
+else if (process.argv[2] === 'set-up') await setUpIn(process.argv[3], Number(process.argv[4]));
 else await main();
