@@ -9,17 +9,21 @@
  *              browser mode) with 2 and 4 requests in flight.
  *   leak       the browser pool's memory (proportional set size of its Chromium processes) after
  *              render 100 and after the last render (default 500); the growth should stay ≤ 20 %.
- *   convert    a 1 MB article page turned into Markdown and into text (Readability + turndown):
- *              the functions called on the event loop, the same in a conversion process (the
- *              service's way), and POST /v1/web format=markdown through the real server; with the
- *              longest event-loop delay seen meanwhile (perf_hooks.monitorEventLoopDelay, max),
+ *   convert    a 1 MB article page turned into Markdown and into text (Readability, then the
+ *              Markdown writer): the functions called on the event loop, the same in a conversion
+ *              process (the service's way), and POST /v1/web through the real server
+ *              (format=markdown, and raw with extract_rules and selectors, which run in the
+ *              conversion process too); with the longest event-loop delay seen meanwhile
+ *              (perf_hooks.monitorEventLoopDelay, max),
  *              which is how long every other request of the server would have waited. Also how
  *              long a conversion process takes to start (to its first small page) and its RSS,
  *              idle and after the large pages.
- *   before/after p50 and p99 of a 1 MB page converted (markdown, text) by this tree's converter and
- *              by the converter of an earlier commit (BENCH_WEB_BASELINE_REV, default af9fbfc, the
- *              whole-page-fallback version), interleaved in one process. The earlier formats.ts
- *              is read with `git show` into a temporary file, never kept in the tree.
+ *   before/after p50 and p99 of a 1 MB page converted (markdown, text), and the p50 of its CPU
+ *              time, by this tree's converter and by the converter of an earlier commit
+ *              (BENCH_WEB_BASELINE_REV, default HEAD: the last commit against the work tree),
+ *              interleaved in one process. The earlier commit's src/ is unpacked with
+ *              `git archive` into a temporary folder (its packages are this tree's node_modules),
+ *              never kept in the tree.
  *
  * Usage: node bench/web.ts
  * Environment:
@@ -29,11 +33,12 @@
  *   BENCH_WEB_SKIP_BROWSER   1 to skip the browser parts
  *   BENCH_WEB_CONVERSIONS    conversions measured per case (default 5, after one warm-up)
  *   BENCH_WEB_COMPARE_RUNS   conversions per converter and format in before/after (default 20)
- *   BENCH_WEB_BASELINE_REV   the commit whose converter is "before" (default af9fbfc)
+ *   BENCH_WEB_BASELINE_REV   the commit whose converter is "before" (default HEAD)
  *   BENCH_WEB_ONLY_COMPARE   1 to run before/after alone
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import os from 'node:os';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
@@ -83,23 +88,30 @@ function poolPssMb(): number {
 // ---- before/after ------------------------------------------------------------------------------
 type Convert = (html: string, pageUrl: string, options: { format: 'markdown' | 'text'; links: boolean }) => unknown;
 
-/** The converter of an earlier commit, loaded from a temporary copy whose package imports point at this tree's node_modules. */
+/** The node_modules folder this tree's packages are loaded from (the nearest one up, as Node looks). */
+function nodeModules(): string {
+  for (let dir = path.dirname(fileURLToPath(import.meta.url)); ; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, 'node_modules');
+    if (existsSync(candidate)) return candidate;
+    if (path.dirname(dir) === dir) throw new Error('no node_modules folder above bench/');
+  }
+}
+
+/** The converter of an earlier commit: its src/ unpacked into a temporary folder that loads this tree's packages. */
 async function baselineConverter(rev: string): Promise<Convert> {
-  let source = execFileSync('git', ['show', `${rev}:src/adapters/web/formats.ts`], { encoding: 'utf8' });
-  source = source.replace(/from '([^'.][^']*)'/g, (_match, specifier: string) => `from '${import.meta.resolve(specifier)}'`);
-  if (/from '\./.test(source)) throw new Error(`formats.ts at ${rev} imports local modules; pick a commit whose converter is one file`);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'web-bench-'));
   try {
-    const file = path.join(dir, 'formats.ts');
-    writeFileSync(file, source);
-    return ((await import(file)) as { convertPage: Convert }).convertPage;
+    execFileSync('sh', ['-c', `git archive --format=tar "$1" src | tar -x -C "$2"`, 'sh', rev, dir], { stdio: ['ignore', 'ignore', 'inherit'] });
+    symlinkSync(nodeModules(), path.join(dir, 'node_modules'), 'dir');
+    // Loaded once: the modules stay in memory after their files are gone.
+    return ((await import(path.join(dir, 'src/adapters/web/formats.ts'))) as { convertPage: Convert }).convertPage;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
 {
-  const rev = process.env.BENCH_WEB_BASELINE_REV || 'af9fbfc';
+  const rev = process.env.BENCH_WEB_BASELINE_REV || 'HEAD';
   const runs = Math.max(2, count('BENCH_WEB_COMPARE_RUNS', 20));
   const before = await baselineConverter(rev);
   const big = largeArticlePage(1024 * 1024);
@@ -107,17 +119,23 @@ async function baselineConverter(rev: string): Promise<Convert> {
   console.log(`before/after: ${(big.length / 1024 / 1024).toFixed(2)} MB article page, ${runs} runs each after a warm-up, interleaved, on this thread`);
   for (const format of ['markdown', 'text'] as const) {
     const samples = { before: [] as number[], after: [] as number[] };
+    // CPU time beside wall time: on a shared machine the wall time also counts other work's turns.
+    const cpu = { before: [] as number[], after: [] as number[] };
     before(big, pageUrl, { format, links: false });
     convertPage(big, pageUrl, { format, links: false });
     for (let i = 0; i < runs; i += 1) {
       for (const [name, convert] of [['before', before], ['after', convertPage as Convert]] as const) {
         const started = performance.now();
+        const cpuStarted = process.cpuUsage();
         convert(big, pageUrl, { format, links: false });
         samples[name].push(performance.now() - started);
+        const used = process.cpuUsage(cpuStarted);
+        cpu[name].push((used.user + used.system) / 1000);
       }
     }
     for (const name of ['before', 'after'] as const) {
-      console.log(`  ${format.padEnd(8)} ${name === 'before' ? `before (${rev})` : 'after (this tree)'}`.padEnd(36) + `p50 ${ms(percentile(samples[name], 50))}  p99 ${ms(percentile(samples[name], 99))}`);
+      const label = `  ${format.padEnd(8)} ${name === 'before' ? `before (${rev})` : 'after (this tree)'}`.padEnd(36);
+      console.log(`${label}p50 ${ms(percentile(samples[name], 50))}  p99 ${ms(percentile(samples[name], 99))}  CPU p50 ${ms(percentile(cpu[name], 50))}`);
     }
   }
   console.log(`  load average during the run: ${os.loadavg().map((value) => value.toFixed(1)).join(' ')} on ${os.cpus().length} cores`);
@@ -215,13 +233,20 @@ function conversionRss(): string {
 
   // The server's own event loop while POST /v1/web converts: what every other request would wait.
   const service = await startTestService({ OUTBOUND_ALLOW_HOSTS: '127.0.0.1', WEB_FORMAT_PROCESSES: '1' });
-  const user = await service.user({ scraping: conversions + 10 });
+  const user = await service.user({ scraping: 2 * conversions + 10 });
   site.route('/big', () => ({ headers: { 'content-type': 'text/html; charset=utf-8' }, body: big }));
   const viaService = async () => {
     const r = await service.call('POST', '/v1/web', { token: user.token, body: { url: `${site.url()}/big`, format: 'markdown' } });
     if (r.status !== 200) throw new Error(`POST /v1/web answered ${r.status}: ${r.text}`);
   };
   console.log(`  POST /v1/web format=markdown           ${await measure(viaService)}`);
+  // The rules and selectors are read in the conversion process too: the server's loop never parses the page.
+  const withOptions = async () => {
+    const body = { url: `${site.url()}/big`, extract_rules: { sections: { selector: 'h2', all: true } }, include_selectors: ['article'], exclude_selectors: ['ul'] };
+    const r = await service.call('POST', '/v1/web', { token: user.token, body });
+    if (r.status !== 200) throw new Error(`POST /v1/web answered ${r.status}: ${r.text}`);
+  };
+  console.log(`  POST /v1/web raw, extract_rules, selectors ${await measure(withOptions)}`);
   await service.close();
 
   // As the service did before the conversions left it: the same functions on the event loop.

@@ -30,6 +30,7 @@ import { chainCapability, type ChainClient, type ChainRegistry } from './adapter
 import { videoCapability, type VideoService } from './adapters/video/index.ts';
 import { freelanceCapability, type Freelance } from './adapters/freelance/index.ts';
 import type { Queryable } from './storage/db.ts';
+import { RedisPoolLeases } from './throttle/pool-leases.ts';
 import { ENGINE_NAMES, ENGINES, isEngineName } from './adapters/search/engines/index.ts';
 
 export interface Capabilities {
@@ -89,6 +90,12 @@ export interface PoolStats {
   memoryBytes?: number;
   /** Work ended for passing its memory limit (browser renderers killed), where counted. */
   memoryKills?: number;
+  /** Workers one user may keep busy at once, where bounded (docs/reliability.md). */
+  userBound?: number;
+  /** Tasks that waited at their user's bound while a worker was free, since the start. */
+  userWaits?: number;
+  /** The most workers one user has kept busy at once, since the start. */
+  userPeak?: number;
 }
 
 /** A capability started on first use, closed only if it was. */
@@ -140,8 +147,10 @@ export async function createCapabilities(
   deps: { outbound: OutboundClient; redis?: Redis; logger?: UpstreamLogger; db?: Queryable },
 ): Promise<Capabilities> {
   const env = envReader(config.env);
-  const pdf = new Lazy(pdfCapability, env, () => undefined);
-  const ocr = new Lazy(ocrCapability, env, () => undefined);
+  // Replicas share each user's bound on the pools (docs/reliability.md, per-user fairness).
+  const leases = deps.redis ? new RedisPoolLeases(deps.redis, { prefix: config.redisPrefix, logger: deps.logger }) : undefined;
+  const pdf = new Lazy(pdfCapability, env, () => ({ leases }));
+  const ocr = new Lazy(ocrCapability, env, () => ({ leases }));
   const browserSettings = env.read((reader) => browserCapability.settings(reader));
 
   let browser: Promise<BrowserPool | null> | undefined;
@@ -149,7 +158,7 @@ export async function createCapabilities(
   let runningBrowser: BrowserPool | null = null;
   const getBrowser = () =>
     (browser ??= isBrowserAvailable(browserSettings.executablePath).then((available) =>
-      available ? (runningBrowser = browserCapability.start(browserSettings, undefined)) : null,
+      available ? (runningBrowser = browserCapability.start({ ...browserSettings, leases }, undefined)) : null,
     ));
   const browserSource: BrowserSource = getBrowser;
 
@@ -173,7 +182,7 @@ export async function createCapabilities(
       logger: deps.logger,
     }),
   );
-  const web = new Lazy(webCapability, env, () => ({ runtime, browser: browserSource }));
+  const web = new Lazy(webCapability, env, () => ({ runtime, browser: browserSource, leases }));
   const forum = new Lazy(forumCapability, env, () => ({ runtime }));
   const microblog = new Lazy(xCapability, env, () => ({ runtime, redis: deps.redis, redisPrefix: config.redisPrefix, db: deps.db }));
   const chains = new Lazy(chainCapability, env, () => ({ runtime, db: deps.db }));
@@ -222,21 +231,24 @@ export async function createCapabilities(
     poolStats() {
       const stats: PoolStats[] = [];
       const pdfStats = pdf.peek()?.stats?.();
-      if (pdfStats) stats.push({ pool: 'pdf', workers: pdfStats.threads, busy: pdfStats.busy, queued: pdfStats.queued });
+      const pdfFairness = pdf.peek()?.fairness?.();
+      if (pdfStats) stats.push({ pool: 'pdf', workers: pdfStats.threads, busy: pdfStats.busy, queued: pdfStats.queued, userBound: pdfFairness?.perTenant, userWaits: pdfFairness?.boundWaits, userPeak: pdfFairness?.peakTenantRunning });
       const ocrPool = ocr.peek();
       if (ocrPool) {
         const s = ocrPool.stats();
-        stats.push({ pool: 'ocr', workers: s.workers, busy: s.workers - s.idle, queued: s.queued, recycled: s.recycled });
+        const f = ocrPool.fairness();
+        stats.push({ pool: 'ocr', workers: s.workers, busy: s.workers - s.idle, queued: s.queued, recycled: s.recycled, userBound: f.perTenant, userWaits: f.boundWaits, userPeak: f.peakTenantRunning });
       }
       const webService = web.peek();
       if (webService) {
         const s = webService.converter.stats();
-        stats.push({ pool: 'web', workers: s.processes, busy: s.busy, queued: s.queued, recycled: s.recycled });
+        const f = webService.converter.fairness?.();
+        stats.push({ pool: 'web', workers: s.processes, busy: s.busy, queued: s.queued, recycled: s.recycled, userBound: f?.perTenant, userWaits: f?.boundWaits, userPeak: f?.peakTenantRunning });
       }
       const statsBrowser = startedBrowser ?? runningBrowser;
       if (statsBrowser) {
         const s = statsBrowser.stats();
-        stats.push({ pool: 'browser', workers: s.running, busy: s.active, queued: s.queued, memoryBytes: s.memoryBytes, memoryKills: s.memoryKills });
+        stats.push({ pool: 'browser', workers: s.running, busy: s.active, queued: s.queued, memoryBytes: s.memoryBytes, memoryKills: s.memoryKills, userBound: s.userBound, userWaits: s.userWaits, userPeak: s.userPeak });
       }
       return stats;
     },

@@ -32,6 +32,7 @@ export const browserCapability: Capability<BrowserPoolOptions, BrowserPool> = {
   name: 'browser',
   settings(env) {
     const outbound = outboundCapability.settings(env);
+    const userConcurrency = env.positiveInteger('BROWSER_USER_CONCURRENCY');
     return {
       executablePath: env.text('CHROMIUM_PATH') ?? BROWSER_DEFAULTS.executablePath,
       maxBrowsers: env.positiveInteger('BROWSER_MAX_BROWSERS') ?? BROWSER_DEFAULTS.maxBrowsers,
@@ -39,6 +40,8 @@ export const browserCapability: Capability<BrowserPoolOptions, BrowserPool> = {
       navigationTimeoutMs: env.positiveInteger('BROWSER_TIMEOUT_MS') ?? BROWSER_DEFAULTS.navigationTimeoutMs,
       // Below this a renderer cannot even start a page.
       pageMemoryMb: env.integer('BROWSER_PAGE_MEMORY_MB', { min: MIN_PAGE_MEMORY_MB }) ?? BROWSER_DEFAULTS.pageMemoryMb,
+      // Unset: half the page slots (the pool's default).
+      ...(userConcurrency === undefined ? {} : { userConcurrency }),
       allowHosts: outbound.allowHosts,
       ...(outbound.proxyUrl !== undefined ? { proxyUrl: outbound.proxyUrl } : {}),
       proxyCountryUsername: outbound.proxyCountryUsername,

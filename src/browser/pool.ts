@@ -1,8 +1,10 @@
 /**
  * The shared headless-browser pool. Chromium processes are started lazily, reused across
  * requests (one incognito context per request, closed after), relaunched after a crash and shut
- * down when idle. A bounded number of pages render at once; further requests wait in line, and
- * every request has one deadline covering the wait, the launch and the rendering.
+ * down when idle. A bounded number of pages render at once, and one user's at most
+ * `userConcurrency` of them; further requests wait in their user's line, the users served in
+ * turn (core/fair-limiter.ts), and every request has one deadline covering the wait, the launch
+ * and the rendering.
  */
 import { OutboundError } from '../outbound/types.ts';
 import { assertProxyCountry, DEFAULT_PROXY_COUNTRY_USERNAME, parseProxyUrl, proxyUrlForCountry } from '../outbound/proxy.ts';
@@ -11,7 +13,7 @@ import { invokeCheckHost, invokeCheckUrl } from './failures.ts';
 import { raceAbort } from '../core/abort.ts';
 import { launchBrowser, type LaunchedBrowser } from './launch.ts';
 import type { MemoryWatchOptions } from './memory.ts';
-import { Limiter } from './limiter.ts';
+import { defaultPerTenant, FairLimiter, SYSTEM_TENANT } from '../core/fair-limiter.ts';
 import { BrowserGoneError, renderPage, type RenderJob } from './render.ts';
 import type { BrowserPool, BrowserPoolOptions, BrowserPoolStats, BrowserRequest, FetchPageResult } from './types.ts';
 
@@ -40,7 +42,7 @@ export function createBrowserPool(options: BrowserPoolOptions): BrowserPool {
 class Pool implements BrowserPool {
   readonly #options: BrowserPoolOptions;
   readonly #slots: BrowserSlot[];
-  readonly #limiter: Limiter;
+  readonly #limiter: FairLimiter;
   readonly #inFlight = new Set<AbortController>();
   readonly #maxTransferBytes: number;
   readonly #maxDecodedBytes: number;
@@ -58,7 +60,11 @@ class Pool implements BrowserPool {
     this.#maxDecodedBytes = positive(options.maxDecodedBytes ?? POOL_DEFAULTS.maxDecodedBytes, 'maxDecodedBytes');
     this.#pageMemoryBytes = positive(options.pageMemoryMb ?? POOL_DEFAULTS.pageMemoryMb, 'pageMemoryMb') * 1024 * 1024;
     this.#proxyUrl = options.proxyUrl ? parseProxyUrl(options.proxyUrl) : undefined;
-    this.#limiter = new Limiter(maxBrowsers * maxPages);
+    const slots = maxBrowsers * maxPages;
+    // One user's pages that never load must not hold every slot: past its bound a user's requests
+    // wait in its own queue, inside their deadline, and the waiting users are served in turn.
+    const perUser = positive(options.userConcurrency ?? defaultPerTenant(slots), 'userConcurrency');
+    this.#limiter = new FairLimiter({ capacity: slots, perTenant: perUser, name: 'browser', leases: options.leases });
     const memory = { rendererLimitBytes: this.#pageMemoryBytes, intervalMs: MEMORY_CHECK_INTERVAL_MS };
     this.#slots = Array.from({ length: maxBrowsers }, () => new BrowserSlot(options, memory));
   }
@@ -82,7 +88,7 @@ class Pool implements BrowserPool {
     else request.signal?.addEventListener('abort', onCallerAbort, { once: true });
     this.#inFlight.add(controller);
     try {
-      const release = await this.#limiter.acquire(controller.signal);
+      const release = await this.#limiter.acquire(request.tenant ?? SYSTEM_TENANT, { signal: controller.signal });
       const slot = this.#slots.reduce((best, candidate) => (candidate.active < best.active ? candidate : best));
       slot.enter();
       const job: RenderJob = {
@@ -158,6 +164,9 @@ class Pool implements BrowserPool {
       running: this.#slots.filter((slot) => slot.running).length,
       active: this.#slots.reduce((sum, slot) => sum + slot.active, 0),
       queued: this.#limiter.queued,
+      userBound: this.#limiter.perTenant,
+      userWaits: this.#limiter.stats().boundWaits,
+      userPeak: this.#limiter.stats().peakTenantRunning,
       refusals: this.#refusals,
       memoryBytes: this.#slots.reduce((sum, slot) => sum + slot.memoryBytes(), 0),
       memoryKills: this.#slots.reduce((sum, slot) => sum + slot.memoryKills, 0),

@@ -8,6 +8,7 @@ import type { LookupFunction } from '../outbound/resolve.ts';
 import type { OutboundRequest } from '../outbound/types.ts';
 import type { CaptchaSolverFunction } from './challenges.ts';
 import type { PageAction, ScreenshotOptions } from './steps.ts';
+import type { TenantLeases } from '../core/fair-limiter.ts';
 
 export interface BrowserPoolOptions {
   /** The Chromium binary (CHROMIUM_PATH). Never downloaded: the system package provides it. */
@@ -44,6 +45,13 @@ export interface BrowserPoolOptions {
   userDataRoot?: string;
   /** Deadline for starting Chromium. Default 30 s. */
   launchTimeoutMs?: number;
+  /**
+   * Pages one user may render at once (BROWSER_USER_CONCURRENCY); the user's further requests wait
+   * in the user's own queue, and waiting users are served in turn. Default: half the page slots.
+   */
+  userConcurrency?: number;
+  /** Shared per-user leases, so the bound holds across replicas (scaled mode). */
+  leases?: TenantLeases;
 }
 
 /** How a page is rendered, beyond what a plain request says. */
@@ -94,6 +102,8 @@ export interface BrowserRequest extends Pick<OutboundRequest, 'headers' | 'timeo
   checkHost?: (hostname: string) => void;
   maxBytes?: number;
   render?: RenderOptions;
+  /** Whose render it is (the user's id), for the per-user bound; unset: the system's. */
+  tenant?: string;
 }
 
 export interface FetchPageResult {
@@ -122,6 +132,12 @@ export interface BrowserPoolStats {
   active: number;
   /** Requests waiting for a free page slot. */
   queued: number;
+  /** Pages one user may render at once. */
+  userBound?: number;
+  /** Requests, since the start, that waited while a slot was free because their user was at its bound. */
+  userWaits?: number;
+  /** The most pages one user has rendered at once, since the start. */
+  userPeak?: number;
   /** Targets refused by the guard, all requests together. */
   refusals: number;
   /** Resident memory of the running browsers' process trees, in bytes (0 where /proc is not there). */

@@ -17,6 +17,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { TaskRun } from './task-threads.ts';
 import type { ChildMessage, ParentMessage } from './task-process-main.ts';
+import { FairLimiter, SYSTEM_TENANT, type FairLimiterStats, type TenantLeases } from './fair-limiter.ts';
 
 export interface TaskProcessesOptions {
   /** The worker module (a file URL); its default export runs one task. */
@@ -35,6 +36,21 @@ export interface TaskProcessesOptions {
   recycleAboveMb?: number;
   /** Tasks allowed to wait for a process; past it a new task is `queue_full`. Unbounded when absent. */
   maxQueue?: number;
+  /**
+   * Processes one tenant (user) may keep busy at once; its further tasks wait in its own queue,
+   * and the waiting tenants are served in turn (fair-limiter.ts). No bound when absent.
+   */
+  perTenant?: number;
+  /** The pool's name for the shared leases. */
+  name?: string;
+  /** Shared per-tenant leases, so the bound holds across replicas (scaled mode). */
+  leases?: TenantLeases;
+}
+
+export interface RunTaskOptions {
+  signal?: AbortSignal;
+  /** Whose task it is (a user id): the per-tenant bound and the turns are counted by it. */
+  tenant?: string;
 }
 
 export interface TaskProcesses<T, R> {
@@ -43,11 +59,13 @@ export interface TaskProcesses<T, R> {
    * nothing queued) `queue_full`; rejects with the signal's reason when `signal` aborts, or when
    * the task fails otherwise (it threw, or its process died of something else than memory).
    */
-  run(task: T, options?: { signal?: AbortSignal }): Promise<TaskRun<R>>;
+  run(task: T, options?: RunTaskOptions): Promise<TaskRun<R>>;
   /** Whether a new task would be queued now rather than refused as `queue_full`. */
   hasCapacity(): boolean;
   /** Processes, tasks running, tasks waiting, and processes recycled past the memory high-water mark. */
   stats(): { processes: number; busy: number; queued: number; recycled: number };
+  /** The fair admission's figures: per-tenant bound, tasks waiting, waits at the bound. */
+  fairness(): FairLimiterStats;
   /** Waits for running and queued tasks, then stops the processes. */
   close(): Promise<void>;
 }
@@ -86,6 +104,9 @@ export function createTaskProcesses<T, R>(options: TaskProcessesOptions): TaskPr
   if (!(maxQueue >= 0)) throw new RangeError(`maxQueue must be ≥ 0 (got ${maxQueue})`);
 
   const workers = new Set<Worker<T, R>>();
+  // Admission: at most one task per process is let through, so the queue below never holds more
+  // than the processes can start; who goes next is the limiter's choice, by tenant in turn.
+  const admission = new FairLimiter({ capacity: processes, perTenant: options.perTenant, name: options.name, leases: options.leases });
   const queue: Job<T, R>[] = [];
   let nextId = 1;
   let running = 0;
@@ -221,21 +242,32 @@ export function createTaskProcesses<T, R>(options: TaskProcessesOptions): TaskPr
   const waiting = (): number => Math.max(0, running - processes);
   const hasCapacity = (): boolean => waiting() < maxQueue;
 
-  async function run(task: T, { signal }: { signal?: AbortSignal } = {}): Promise<TaskRun<R>> {
+  async function run(task: T, { signal, tenant = SYSTEM_TENANT }: RunTaskOptions = {}): Promise<TaskRun<R>> {
     if (closing) throw new Error('the task processes are closed');
     signal?.throwIfAborted();
     if (!hasCapacity()) return { kind: 'queue_full' };
     if (running++ === 0) holdAllOpen(true);
+    const done = (): void => {
+      if (--running === 0) {
+        holdAllOpen(false);
+        drained?.();
+      }
+    };
+    let admitted: () => void;
+    try {
+      admitted = await admission.acquire(tenant, { signal });
+    } catch (error) {
+      done();
+      throw error;
+    }
     return new Promise<TaskRun<R>>((resolve, reject) => {
       let settled = false;
       const finish = (): boolean => {
         if (settled) return false;
         settled = true;
         signal?.removeEventListener('abort', onAbort);
-        if (--running === 0) {
-          holdAllOpen(false);
-          drained?.();
-        }
+        admitted();
+        done();
         return true;
       };
       const job: Job<T, R> = {
@@ -250,6 +282,7 @@ export function createTaskProcesses<T, R>(options: TaskProcessesOptions): TaskPr
         for (const worker of workers) if (worker.job === job) kill(worker);
         job.fail(signal!.reason);
       }
+      if (signal?.aborted) return job.fail(signal.reason);
       signal?.addEventListener('abort', onAbort, { once: true });
       queue.push(job);
       pump();
@@ -280,8 +313,9 @@ export function createTaskProcesses<T, R>(options: TaskProcessesOptions): TaskPr
     stats: () => {
       let working = 0;
       for (const worker of workers) if (worker.job) working++;
-      return { processes, busy: working, queued: queue.length, recycled };
+      return { processes, busy: working, queued: queue.length + admission.queued, recycled };
     },
+    fairness: () => admission.stats(),
     close,
   };
 }

@@ -20,6 +20,7 @@
  */
 import { MessageChannel, type MessagePort, type Transferable } from 'node:worker_threads';
 import { Piscina } from 'piscina';
+import { FairLimiter, SYSTEM_TENANT, type FairLimiterStats, type TenantLeases } from './fair-limiter.ts';
 
 /** A task as the thread receives it: the caller's task and its port back to the pool. */
 export type PooledTask<T> = T & { port: MessagePort };
@@ -54,6 +55,8 @@ export interface RunOptions {
   weight?: number;
   /** Called with each value the thread sends with `taskProgress`. */
   onProgress?: (value: unknown) => void;
+  /** Whose task it is (a user id): the per-tenant bound and the turns are counted by it. */
+  tenant?: string;
 }
 
 export interface TaskThreadsOptions {
@@ -74,6 +77,15 @@ export interface TaskThreadsOptions {
    */
   maxQueueBytes?: number;
   workerData?: unknown;
+  /**
+   * Threads one tenant (user) may keep busy at once; its further tasks wait in its own queue, and
+   * the waiting tenants are served in turn (fair-limiter.ts). No bound when absent.
+   */
+  perTenant?: number;
+  /** The pool's name for the shared leases. */
+  name?: string;
+  /** Shared per-tenant leases, so the bound holds across replicas (scaled mode). */
+  leases?: TenantLeases;
 }
 
 export interface TaskThreads<T, R> {
@@ -87,6 +99,8 @@ export interface TaskThreads<T, R> {
   hasCapacity(weight?: number): boolean;
   /** Threads, tasks running and tasks waiting, and the weight they hold. */
   stats(): { threads: number; busy: number; queued: number; heldBytes: number };
+  /** The fair admission's figures: per-tenant bound, tasks waiting, waits at the bound. */
+  fairness(): FairLimiterStats;
   /** Waits for running tasks, then stops the threads. */
   close(): Promise<void>;
 }
@@ -111,6 +125,9 @@ export function createTaskThreads<T extends object, R>(options: TaskThreadsOptio
       ...(options.maxYoungGenerationMb === undefined ? {} : { maxYoungGenerationSizeMb: options.maxYoungGenerationMb }),
     },
   });
+  // Admission: at most one task per thread goes to piscina, whose own queue is a plain FIFO; who
+  // goes next is the limiter's choice, by tenant in turn.
+  const admission = new FairLimiter({ capacity: threads, perTenant: options.perTenant, name: options.name, leases: options.leases });
   /** Tasks submitted and not yet answered (queued or on a thread), for `stats`. */
   let running = 0;
   /** Weight held by the tasks submitted and not yet answered. */
@@ -120,7 +137,7 @@ export function createTaskThreads<T extends object, R>(options: TaskThreadsOptio
   const waiting = (): number => Math.max(0, running - threads);
   const hasCapacity = (weight = 0): boolean => waiting() < maxQueue && (heldBytes === 0 || heldBytes + weight <= maxQueueBytes);
 
-  async function run(task: T, { signal, transferList = [], continuation = false, weight = 0, onProgress }: RunOptions = {}): Promise<TaskRun<R>> {
+  async function run(task: T, { signal, transferList = [], continuation = false, weight = 0, onProgress, tenant = SYSTEM_TENANT }: RunOptions = {}): Promise<TaskRun<R>> {
     signal?.throwIfAborted();
     if (!continuation && !hasCapacity(weight)) return { kind: 'queue_full' };
     running++;
@@ -133,6 +150,7 @@ export function createTaskThreads<T extends object, R>(options: TaskThreadsOptio
     const { port1: notices, port2: port } = new MessageChannel();
     let timer: NodeJS.Timeout | undefined;
     let settled = false;
+    let admitted: (() => void) | undefined;
     notices.on('message', (notice: TaskNotice<R>) => {
       if (settled) return; // the answer and the notices travel on different ports: a quick task may be answered first
       if (notice.type === 'started') {
@@ -145,6 +163,8 @@ export function createTaskThreads<T extends object, R>(options: TaskThreadsOptio
       }
     });
     try {
+      // A continuation goes first in its tenant's queue: its document is already admitted and held.
+      admitted = await admission.acquire(tenant, { signal, front: continuation });
       const result = await pool.run({ ...task, port }, { signal: abort, transferList: [...transferList, port] });
       return { kind: 'done', result };
     } catch (error) {
@@ -156,6 +176,7 @@ export function createTaskThreads<T extends object, R>(options: TaskThreadsOptio
       throw error;
     } finally {
       settled = true;
+      admitted?.();
       running--;
       heldBytes -= weight;
       clearTimeout(timer);
@@ -167,9 +188,10 @@ export function createTaskThreads<T extends object, R>(options: TaskThreadsOptio
     run,
     hasCapacity,
     stats: () => {
-      const queued = pool.queueSize;
+      const queued = pool.queueSize + admission.queued;
       return { threads, queued, busy: Math.max(0, running - queued), heldBytes };
     },
+    fairness: () => admission.stats(),
     close: () => pool.close(),
   };
 }

@@ -74,6 +74,7 @@ export const pdfEndpoint = defineEndpoint({
     const outcome = await pdf
       .extract(input.ocr ? bytes.slice() : bytes, {
         signal,
+        tenant: upstream.tenant,
         approve: async (pageCount) => {
           if (pageCount > PDF_MAX_PAGES) throw httpErrors.badRequest(EXTRACTION_MESSAGES.pdfTooManyPages);
           await meter.cover(Math.max(1, pageCount));
@@ -85,10 +86,10 @@ export const pdfEndpoint = defineEndpoint({
     switch (outcome.kind) {
       case 'ok':
         if (!input.ocr || outcome.pagesWithoutText.length === 0) return { body: outcome.result };
-        return { body: await readScannedPages(outcome.result, outcome.pagesWithoutText, { pdf, ocr: services.capabilities.ocr(), bytes, meter, signal }) };
+        return { body: await readScannedPages(outcome.result, outcome.pagesWithoutText, { pdf, ocr: services.capabilities.ocr(), bytes, meter, signal, tenant: upstream.tenant }) };
       case 'no_text':
         if (!input.ocr) throw httpErrors.badRequest(EXTRACTION_MESSAGES.pdfFailed);
-        return { body: await readScannedPages(outcome.result, outcome.result.pages.map((page) => page.page), { pdf, ocr: services.capabilities.ocr(), bytes, meter, signal }) };
+        return { body: await readScannedPages(outcome.result, outcome.result.pages.map((page) => page.page), { pdf, ocr: services.capabilities.ocr(), bytes, meter, signal, tenant: upstream.tenant }) };
       case 'too_many_pages':
         throw httpErrors.badRequest(EXTRACTION_MESSAGES.pdfTooManyPages);
       default:
@@ -105,15 +106,15 @@ export const pdfEndpoint = defineEndpoint({
 async function readScannedPages(
   result: PdfResult,
   pages: number[],
-  work: { pdf: PdfExtractor; ocr: ImageOcr; bytes: Uint8Array; meter: Meter; signal: AbortSignal },
+  work: { pdf: PdfExtractor; ocr: ImageOcr; bytes: Uint8Array; meter: Meter; signal: AbortSignal; tenant: string },
 ): Promise<PdfAnswer> {
   await work.meter.cover(pages.length, 'image');
   const texts = new Map<number, string>();
   for (const page of pages) {
-    const [bitmap] = await work.pdf.renderPages(work.bytes, [page], { dpi: 300, signal: work.signal });
+    const [bitmap] = await work.pdf.renderPages(work.bytes, [page], { dpi: 300, signal: work.signal, tenant: work.tenant });
     let read;
     try {
-      read = await work.ocr.recognize({ pixels: bitmap.pixels, width: bitmap.width, height: bitmap.height, channels: 1 }, work.signal);
+      read = await work.ocr.recognize({ pixels: bitmap.pixels, width: bitmap.width, height: bitmap.height, channels: 1 }, work.signal, work.tenant);
     } catch (error) {
       if (error instanceof OcrBusyError) throw httpErrors.busy();
       throw error;
@@ -150,7 +151,7 @@ export const imageEndpoint = defineEndpoint({
     const file = await downloadDocument(services.capabilities.documents(), input.url, 'image', upstream);
     let outcome;
     try {
-      outcome = await services.capabilities.ocr().recognize(new Uint8Array(file.buffer, file.byteOffset, file.byteLength), signal);
+      outcome = await services.capabilities.ocr().recognize(new Uint8Array(file.buffer, file.byteOffset, file.byteLength), signal, upstream.tenant);
     } catch (error) {
       // Every OCR engine busy and the queue full: the image is fine, the server is not; retry later.
       if (error instanceof OcrBusyError) throw httpErrors.busy();

@@ -28,12 +28,14 @@ export function joinPdfPages(pages: readonly PdfPage[], format: 'text' | 'markdo
  * read first and every page held (403 when the balance cannot cover them); a document over 30
  * pages, or one without text, is a free 400 with /v1/pdf's message.
  */
-export async function readWebPdf(fetched: FetchedPdf, format: 'text' | 'markdown', context: { services: HandlerServices; meter: Meter; signal: AbortSignal }) {
+export async function readWebPdf(fetched: FetchedPdf, format: 'text' | 'markdown', context: { services: HandlerServices; meter: Meter; signal: AbortSignal; tenant?: string }) {
   const pdf = context.services.capabilities.pdf();
   if (!pdf.hasCapacity()) throw httpErrors.busy();
   const outcome = await pdf
     .extract(fetched.bytes, {
       signal: context.signal,
+      // Whose document it is: the PDF threads bound one user's work (docs/reliability.md).
+      tenant: context.tenant,
       approve: async (pageCount) => {
         if (pageCount > PDF_MAX_PAGES) throw httpErrors.badRequest(EXTRACTION_MESSAGES.pdfTooManyPages);
         // The row's own operation, one unit per page (the unit held up front is the first page).

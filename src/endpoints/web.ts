@@ -21,6 +21,8 @@ export const WEB_MESSAGES = {
   captcha: 'The captcha could not be solved.',
   notConverted: (format: string) => `The page is too large or complex to convert to ${format}: ask for the raw format.`,
   linksNotRead: 'The page is too large or complex to read its links.',
+  rulesNotRead: 'The page is too large or complex to read the extract rules from.',
+  selectorsNotApplied: 'The page is too large or complex to apply the selectors to.',
   answered: (status: number) => `The target site answered ${status}.`,
 } as const;
 
@@ -119,13 +121,21 @@ export const webEndpoint = defineEndpoint({
     // Upstream failures are logged by the runtime; a conversion that gave up is ours to tell.
     if (outcome.kind === 'not_converted') upstream.log.warn({ what: outcome.what, reason: outcome.reason }, 'web page not converted');
     // A PDF asked for as text or Markdown: read page by page, billed per page.
-    if (outcome.kind === 'pdf') return { body: { response: await readWebPdf(outcome, input.format === 'markdown' ? 'markdown' : 'text', { services, meter, signal }) } };
-    return { body: { response: answer(outcome) } };
+    if (outcome.kind === 'pdf') return { body: { response: await readWebPdf(outcome, input.format === 'markdown' ? 'markdown' : 'text', { services, meter, signal, tenant: upstream.tenant }) } };
+    return { body: { response: answer(outcome, input) } };
   },
 });
 
+/** The free 422 of a page too large or complex for what was asked of it, on the field that asked it. */
+function notConverted(what: Extract<WebOutcome, { kind: 'not_converted' }>['what'], input: { include_selectors?: readonly string[] }): never {
+  if (what === 'links') throw httpErrors.fieldInvalid('links', WEB_MESSAGES.linksNotRead);
+  if (what === 'extract_rules') throw httpErrors.fieldInvalid('extract_rules', WEB_MESSAGES.rulesNotRead);
+  if (what === 'selectors') throw httpErrors.fieldInvalid((input.include_selectors?.length ?? 0) > 0 ? 'include_selectors' : 'exclude_selectors', WEB_MESSAGES.selectorsNotApplied);
+  throw httpErrors.fieldInvalid('format', WEB_MESSAGES.notConverted(what));
+}
+
 /** The page, or the error the outcome calls for (nothing is charged for those). */
-function answer(outcome: WebOutcome) {
+function answer(outcome: WebOutcome, input: { include_selectors?: readonly string[] }) {
   switch (outcome.kind) {
     case 'ok':
       return outcome.page;
@@ -142,7 +152,7 @@ function answer(outcome: WebOutcome) {
     // The target answered, but the page is beyond what the conversion may spend on it: the same
     // request would fail the same way, so a free 422 naming the option to change, not a 5xx to retry.
     case 'not_converted':
-      throw outcome.what === 'links' ? httpErrors.fieldInvalid('links', WEB_MESSAGES.linksNotRead) : httpErrors.fieldInvalid('format', WEB_MESSAGES.notConverted(outcome.what));
+      return notConverted(outcome.what, input);
     case 'captcha_unsolved':
       throw httpErrors.badGateway(WEB_MESSAGES.captcha);
     // The page did not allow a browser step the caller asked for: the request must change, not be retried.

@@ -175,7 +175,7 @@ export async function runEndpoint(
       meter,
       routeUrl: routeUrl(request, endpoint.path),
       log: request.log,
-      upstream: { signal: controller.signal, log: request.log, requestId },
+      upstream: { signal: controller.signal, log: request.log, requestId, tenant: String(caller.id) },
     };
     const result = await endpoint.handler(context);
     status = result.status ?? endpoint.success.status;

@@ -168,7 +168,7 @@ export function createUpstreamRuntime(options: UpstreamRuntimeOptions): Upstream
   const breaker = new CircuitBreaker({ policy: options.breaker?.policy, store: options.breaker?.store, log: baseLog, emit });
 
   /** The transport: the outbound client or the browser, under the exchange's signal and what remains of its deadline. */
-  async function transport(exchange: Exchange, options: CallOptions, via: 'http' | 'browser'): Promise<UpstreamResponse> {
+  async function transport(exchange: Exchange, options: CallOptions, via: 'http' | 'browser', tenant: string | undefined): Promise<UpstreamResponse> {
     const { request, signal } = exchange;
     const timeoutMs = Math.max(1, exchange.deadline - Date.now());
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_UPSTREAM_BYTES;
@@ -185,6 +185,7 @@ export function createUpstreamRuntime(options: UpstreamRuntimeOptions): Upstream
         checkUrl: options.checkUrl,
         checkHost: options.checkHost,
         signal,
+        tenant,
       });
       return { status: page.status, url: page.url, headers: page.headers, body: page.body, bytes: Buffer.from(page.body, 'utf8') };
     }
@@ -276,7 +277,7 @@ export function createUpstreamRuntime(options: UpstreamRuntimeOptions): Upstream
           attempts += 1;
           let response: UpstreamResponse;
           try {
-            response = await raceAbort(transport(current, settings, via), current.signal);
+            response = await raceAbort(transport(current, settings, via, context.tenant), current.signal);
           } catch (error) {
             if (context.signal?.aborted) throw context.signal.reason;
             return { outcome: transportFailure(error, timer.signal.aborted) };

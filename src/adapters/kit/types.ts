@@ -83,6 +83,12 @@ export interface CallContext {
   /** Where the call's failures are logged: the request's logger. */
   log?: UpstreamLogger;
   requestId?: string;
+  /**
+   * Whose work it is (the user's id): the shared pools (browser pages, page conversions, PDF and
+   * OCR) bound the work of one tenant and serve waiting tenants in turn. Work for no user leaves it
+   * unset and is counted as the system's.
+   */
+  tenant?: string;
 }
 
 

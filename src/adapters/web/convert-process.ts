@@ -1,8 +1,8 @@
 /**
- * Conversion process: turns one HTML page into its main content (Markdown or text) and its links,
- * with the pure functions of formats.ts. A page that takes too long, or needs more memory than
- * the process's heap limit, only ever takes this process down; the pool replaces it
- * (converter.ts).
+ * Conversion process: reads one HTML page's extraction rules, trims it by its selectors, and
+ * turns it into its main content (Markdown or text) and its links, with the pure functions of
+ * formats.ts. A page that takes too long, or needs more memory than the process's heap limit,
+ * only ever takes this process down; the pool replaces it (converter.ts).
  */
 import type { ConvertTask } from './converter.ts';
 import { convertPage, type ConvertedPage } from './formats.ts';
@@ -19,6 +19,7 @@ const WARM_UP_PAGE =
   '</p><h2>List and table</h2><ul><li>one</li><li>two</li></ul><table><tr><th>a</th><th>b</th></tr><tr><td>1</td><td>2</td></tr></table>' +
   '<pre><code>let x = 1;</code></pre></article><footer>Footer</footer></body></html>';
 for (const format of ['markdown', 'text'] as const) convertPage(WARM_UP_PAGE, 'http://warm-up.invalid/', { format, links: true });
+convertPage(WARM_UP_PAGE, 'http://warm-up.invalid/', { format: 'raw', links: false, includeSelectors: ['article'], excludeSelectors: ['table'], extractRules: { title: 'h1', items: { selector: 'li', all: true } } });
 
 export default function runConvertTask(task: ConvertTask): ConvertedPage {
   return convertPage(task.html, task.pageUrl, task);

@@ -1,26 +1,26 @@
 /**
- * Where /v1/web's conversions run (Markdown, text, links): a small pool of child processes, so a
- * large page never blocks the event loop that serves every other request (a 1 MB page takes
- * a few hundred ms of CPU, docs/web.md), and a page that overflows the heap limit takes down only
- * its process, never the server (task-processes.ts says why not threads). Each conversion has a
- * time limit, counted from the moment a process starts on it; past it the process is killed (and
- * replaced) and the conversion ends as `time_limit`. A caller that aborts (the client went away)
- * takes its task out of the queue, or ends the process running it.
+ * Where /v1/web's work on a page's HTML runs (extraction rules, selectors, Markdown, text,
+ * links): a small pool of child processes, so a large page is never parsed on the event loop
+ * that serves every other request (a 1 MB page takes a few hundred ms of CPU, docs/web.md), and
+ * a page that overflows the heap limit takes down only its process, never the server
+ * (task-processes.ts says why not threads). Each conversion has a time limit, counted from the
+ * moment a process starts on it; past it the process is killed (and replaced) and the conversion
+ * ends as `time_limit`. A caller that aborts (the client went away) takes its task out of the
+ * queue, or ends the process running it.
  */
 import { createTaskProcesses } from '../../core/task-processes.ts';
-import { convertPage, type ConvertedPage, type OutputFormat } from './formats.ts';
+import { defaultPerTenant, type FairLimiterStats, type TenantLeases } from '../../core/fair-limiter.ts';
+import { convertPage, type ConvertedPage, type ConvertOptions } from './formats.ts';
 
-export interface ConvertTask {
+/**
+ * One page and what to make of it (formats.ts `ConvertOptions`): `raw` converts no content (only
+ * the links, the rules and the selectors, when asked); `onlyMainContent` and `linksInline`
+ * default to true.
+ */
+export interface ConvertTask extends ConvertOptions {
   html: string;
   /** The page's final URL: links are made absolute against it. */
   pageUrl: string;
-  /** `raw` converts no content (only the links, when asked). */
-  format: OutputFormat;
-  links: boolean;
-  /** Main content only (default true), or the whole cleaned page. */
-  onlyMainContent?: boolean;
-  /** Markdown links and images inline (default true). */
-  linksInline?: boolean;
 }
 
 /**
@@ -30,8 +30,11 @@ export interface ConvertTask {
 export type ConvertOutcome = { kind: 'ok'; page: ConvertedPage } | { kind: 'time_limit' } | { kind: 'out_of_memory' } | { kind: 'queue_full' };
 
 export interface PageConverter {
-  /** Rejects only when `signal` aborts (with its reason) or the pool is unusable (closed, broken). */
-  convert(task: ConvertTask, signal?: AbortSignal): Promise<ConvertOutcome>;
+  /**
+   * Rejects only when `signal` aborts (with its reason) or the pool is unusable (closed, broken).
+   * `tenant` (the user's id) is whose page it is: one user keeps at most `perTenant` processes busy.
+   */
+  convert(task: ConvertTask, signal?: AbortSignal, tenant?: string): Promise<ConvertOutcome>;
   /** Whether a page would be queued now rather than refused as `queue_full` (checked before fetching one). */
   hasCapacity(): boolean;
   /**
@@ -39,6 +42,8 @@ export interface PageConverter {
    * high-water mark (none for the inline converter).
    */
   stats(): { processes: number; busy: number; queued: number; recycled: number };
+  /** The per-user bound and the waits it caused (none for the inline converter). */
+  fairness?(): FairLimiterStats;
   /** Waits for running conversions, then stops the processes. */
   close(): Promise<void>;
 }
@@ -55,6 +60,10 @@ export interface PageConverterOptions {
    * conversion is `queue_full`. Default 16 per process.
    */
   maxQueue?: number;
+  /** Processes one user may keep busy at once (POOL_USER_CONCURRENCY). Default: half the processes, at least 1. */
+  userConcurrency?: number;
+  /** Shared per-user leases, so the bound holds across replicas (scaled mode). */
+  leases?: TenantLeases;
 }
 
 export const PAGE_CONVERTER_DEFAULTS = {
@@ -91,6 +100,8 @@ export function createPageConverter(options: PageConverterOptions = {}): PageCon
   if (!(maxHeapMb >= MIN_CONVERTER_HEAP_MB)) throw new RangeError(`maxHeapMb must be ≥ ${MIN_CONVERTER_HEAP_MB} (got ${maxHeapMb})`);
   const maxQueue = options.maxQueue ?? processes * PAGE_CONVERTER_DEFAULTS.queuePerProcess;
   if (!Number.isInteger(maxQueue) || maxQueue < 1) throw new RangeError(`maxQueue must be an integer ≥ 1 (got ${maxQueue})`);
+  const userConcurrency = options.userConcurrency ?? defaultPerTenant(processes);
+  if (!Number.isInteger(userConcurrency) || userConcurrency < 1) throw new RangeError(`userConcurrency must be an integer ≥ 1 (got ${userConcurrency})`);
 
   const pool = createTaskProcesses<ConvertTask, ConvertedPage>({
     module: WORKER_MODULE,
@@ -100,14 +111,17 @@ export function createPageConverter(options: PageConverterOptions = {}): PageCon
     minSemiSpaceMb: MIN_SEMI_SPACE_MB,
     recycleAboveMb: PAGE_CONVERTER_DEFAULTS.recycleAboveMb,
     maxQueue,
+    perTenant: userConcurrency,
+    name: 'web',
+    leases: options.leases,
   });
 
-  async function convert(task: ConvertTask, signal?: AbortSignal): Promise<ConvertOutcome> {
-    const outcome = await pool.run(task, { signal });
+  async function convert(task: ConvertTask, signal?: AbortSignal, tenant?: string): Promise<ConvertOutcome> {
+    const outcome = await pool.run(task, { signal, tenant });
     return outcome.kind === 'done' ? { kind: 'ok', page: outcome.result } : outcome;
   }
 
-  return { convert, hasCapacity: pool.hasCapacity, stats: pool.stats, close: pool.close };
+  return { convert, hasCapacity: pool.hasCapacity, stats: pool.stats, fairness: pool.fairness, close: pool.close };
 }
 
 /**

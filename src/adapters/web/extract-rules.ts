@@ -101,7 +101,11 @@ const readableText = (text: string) => text.replace(/\s+/g, ' ').trim();
 
 /** Runs rules that passed `validateExtractRules` on a page. A rule that matches nothing gives `null` (or `[]` with `all`). */
 export function extractRules(html: string, rules: ExtractRules): ExtractedObject {
-  const $ = cheerio.load(html);
+  return extractFromDocument(cheerio.load(html), rules);
+}
+
+/** `extractRules` on a page already loaded, which it leaves as it is. */
+export function extractFromDocument($: cheerio.CheerioAPI, rules: ExtractRules): ExtractedObject {
   const run = (scope: cheerio.Cheerio<AnyNode>, level: ExtractRules): ExtractedObject => {
     const result: ExtractedObject = {};
     for (const [name, rule] of Object.entries(level)) {

@@ -4,11 +4,17 @@
  * without a browser). `extract/main-content.ts` finds the main content, `extract/markdown.ts`
  * writes Markdown, `extract/text.ts` text, `extract/metadata.ts` reads the metadata.
  *
+ * The caller's `extract_rules` and `include_selectors`/`exclude_selectors` are applied here too,
+ * on one cheerio parse of the page (the engine they were validated with), before the conversion.
+ *
  * These functions are pure and synchronous. A large page takes a fraction of a second of CPU, so
- * the service runs them in the conversion processes (`converter.ts`); tests and tools call them
- * directly.
+ * the service runs them in the conversion processes (`converter.ts`), never on the event loop;
+ * tests and tools call them directly.
  */
-import { bodyOf, parseDocument, type DomDocument } from './extract/dom.ts';
+import * as cheerio from 'cheerio';
+import { extractFromDocument, type ExtractedObject, type ExtractRules } from './extract-rules.ts';
+import { filterDocument, hasSelectorFilter } from './selectors.ts';
+import { bodyOf, elementsByTagNames, parseDocument, type DomDocument } from './extract/dom.ts';
 import { findMainContent, removeNonContent } from './extract/main-content.ts';
 import { toMarkdown } from './extract/markdown.ts';
 import { jsonLdObjects, mainJsonLd, readMetadata, type PageMetadata } from './extract/metadata.ts';
@@ -28,11 +34,22 @@ export interface ConvertOptions {
   onlyMainContent?: boolean;
   /** Markdown keeps links and images (default), or only the links' text and no images. */
   linksInline?: boolean;
+  /** CSS selectors: only these elements (and the head) are kept before anything else is read (selectors.ts). */
+  includeSelectors?: readonly string[];
+  /** CSS selectors: these elements of the body are removed, after `includeSelectors`. */
+  excludeSelectors?: readonly string[];
+  /** Named CSS rules that passed `validateExtractRules`, read from the page as served, before the selectors. */
+  extractRules?: ExtractRules;
 }
 
 export interface ConvertedPage {
-  /** The content as `format`; absent for `raw`. */
+  /**
+   * The content as `format`; for `raw`, the page's HTML once the selectors have trimmed it, and
+   * absent when no selector was given (the page is as it came).
+   */
   content?: string;
+  /** What `extractRules` read; present when they were given. */
+  extracted?: ExtractedObject;
   /** The page's metadata; present with the `text` and `markdown` formats. */
   metadata?: PageMetadata;
   /** Present when `links` was asked. */
@@ -40,13 +57,27 @@ export interface ConvertedPage {
 }
 
 /**
- * Everything /v1/web derives from an HTML page, from one parse: the content as `format` with the
- * page's metadata (nothing for `raw`), and the page's links when asked. `pageUrl` makes links
- * absolute.
+ * Everything /v1/web derives from an HTML page: what the extraction rules read, the page trimmed
+ * by the selectors, the content as `format` with the page's metadata (nothing for `raw`), and the
+ * page's links when asked. `pageUrl` makes links absolute. The rules and the selectors share one
+ * cheerio parse; the conversion parses the (trimmed) page once, and only when it has something
+ * to make.
  */
 export function convertPage(html: string, pageUrl: string, options: ConvertOptions): ConvertedPage {
-  const document = parseDocument(html);
   const converted: ConvertedPage = {};
+  const filter = { include: options.includeSelectors, exclude: options.excludeSelectors };
+  const filtering = hasSelectorFilter(filter);
+  if (options.extractRules !== undefined || filtering) {
+    const $ = cheerio.load(html);
+    // The rules read the page as served, before the selectors trim it.
+    if (options.extractRules !== undefined) converted.extracted = extractFromDocument($, options.extractRules);
+    if (filtering) {
+      html = filterDocument($, filter);
+      if (options.format === 'raw') converted.content = html;
+    }
+  }
+  if (options.format === 'raw' && !options.links) return converted;
+  const document = parseDocument(html);
   // Markdown shows link and image targets, so they are made absolute in the document. Text shows
   // none, and leaving them as written changes nothing it keeps.
   if (options.links || options.format === 'markdown') {
@@ -72,29 +103,49 @@ export function extractLinks(html: string, pageUrl: string): string[] {
 }
 
 /**
- * Resolves every link of the page (against `<base href>`, then the page URL), in one pass: with
- * `rewrite`, links and images are rewritten to absolute URLs in the document (fragment-only links
- * stay as they are); returned are the http(s) links, without fragment, deduplicated, in page order.
+ * Resolves every link of the page (against `<base href>`, then the page URL), in one walk of the
+ * document: with `rewrite`, links and images are rewritten to absolute URLs in the document
+ * (fragment-only links stay as they are); returned are the http(s) links, without fragment,
+ * deduplicated, in page order. A value written many times (a site's menu on every item) is
+ * resolved once.
  */
 function resolveLinks(document: DomDocument, pageUrl: string, options: { rewrite: boolean }): string[] {
-  const base = baseUrl(document, pageUrl);
-  const seen = new Set<string>();
-  for (const anchor of document.querySelectorAll('a[href], area[href]')) {
-    const value = anchor.getAttribute('href') ?? '';
-    const url = resolve(value, base);
-    if (url === undefined) continue;
-    if (options.rewrite && !value.startsWith('#')) anchor.setAttribute('href', url.href);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') continue;
-    url.hash = '';
-    seen.add(url.href);
-  }
-  if (options.rewrite) {
-    for (const image of document.querySelectorAll('img')) {
-      // Lazy-loading pages keep the real image in a data attribute.
-      const value = image.getAttribute('data-src') ?? image.getAttribute('data-original') ?? image.getAttribute('data-lazy-src') ?? image.getAttribute('src') ?? '';
-      if (value === '' || value.startsWith('#') || value.startsWith('data:')) continue;
+  const elements = elementsByTagNames(document, options.rewrite ? ['a', 'area', 'base', 'img'] : ['a', 'area', 'base']);
+  const declared = elements.find((element) => element.localName.toLowerCase() === 'base' && element.hasAttribute('href'))?.getAttribute('href');
+  const base = (declared && resolve(declared, pageUrl)?.href) || pageUrl;
+  const resolved = new Map<string, { href: string; link?: string } | null>();
+  const resolveOnce = (value: string) => {
+    let known = resolved.get(value);
+    if (known === undefined) {
       const url = resolve(value, base);
-      if (url !== undefined) image.setAttribute('src', url.href);
+      if (url === undefined) {
+        known = null;
+      } else {
+        known = { href: url.href };
+        if (url.protocol === 'http:' || url.protocol === 'https:') {
+          url.hash = '';
+          known.link = url.href;
+        }
+      }
+      resolved.set(value, known);
+    }
+    return known;
+  };
+  const seen = new Set<string>();
+  for (const element of elements) {
+    const name = element.localName.toLowerCase();
+    if (name === 'img') {
+      // Lazy-loading pages keep the real image in a data attribute.
+      const value = element.getAttribute('data-src') ?? element.getAttribute('data-original') ?? element.getAttribute('data-lazy-src') ?? element.getAttribute('src') ?? '';
+      if (value === '' || value.startsWith('#') || value.startsWith('data:')) continue;
+      const url = resolveOnce(value);
+      if (url !== null) element.setAttribute('src', url.href);
+    } else if (name !== 'base' && element.hasAttribute('href')) {
+      const value = element.getAttribute('href') ?? '';
+      const url = resolveOnce(value);
+      if (url === null) continue;
+      if (options.rewrite && !value.startsWith('#')) element.setAttribute('href', url.href);
+      if (url.link !== undefined) seen.add(url.link);
     }
   }
   return [...seen];
@@ -107,7 +158,7 @@ function render(document: DomDocument, pageUrl: string, options: { format: Exclu
   let root;
   let title = metadata.title ?? undefined;
   // The page's own heading is the title without the site's name, when the title holds it.
-  const heading = document.querySelector('h1')?.textContent?.replace(/\s+/g, ' ').trim();
+  const heading = options.format === 'markdown' ? document.querySelector('h1')?.textContent?.replace(/\s+/g, ' ').trim() : undefined;
   if (options.onlyMainContent) {
     const main = findMainContent(document, { articleBody: typeof articleBody === 'string' ? articleBody : undefined });
     root = main.element;
@@ -131,11 +182,6 @@ function withTitle(markdown: string, title: string | undefined): string {
   const wanted = comparable(title);
   if (start !== '' && (start === wanted || (/^#{1,3} /.test(firstLine) && (wanted.includes(start) || start.includes(wanted))))) return markdown;
   return markdown === '' ? `# ${title}` : `# ${title}\n\n${markdown}`;
-}
-
-function baseUrl(document: DomDocument, pageUrl: string): string {
-  const declared = document.querySelector('base[href]')?.getAttribute('href');
-  return (declared && resolve(declared, pageUrl)?.href) || pageUrl;
 }
 
 function resolve(href: string, base: string): URL | undefined {

@@ -7,6 +7,7 @@
 import type { Capability } from '../../core/capability.ts';
 import { ConfigError } from '../../core/env.ts';
 import type { BrowserSource, UpstreamRuntime } from '../kit/runtime.ts';
+import type { TenantLeases } from '../../core/fair-limiter.ts';
 import { createDomainBlocklist } from './blocked-domains.ts';
 import { createWebScraper, type WebScraper, type WebScraperSettings } from './scraper.ts';
 import { createPageConverter, MIN_CONVERTER_HEAP_MB, PAGE_CONVERTER_DEFAULTS, type PageConverter } from './converter.ts';
@@ -40,9 +41,10 @@ export interface WebSettings extends WebScraperSettings {
   solver?: CaptchaSolverSettings;
   /**
    * The conversion processes: WEB_FORMAT_PROCESSES, WEB_FORMAT_TIMEOUT_MS for one page,
-   * WEB_FORMAT_MAX_HEAP_MB per process, WEB_FORMAT_MAX_QUEUE pages waiting.
+   * WEB_FORMAT_MAX_HEAP_MB per process, WEB_FORMAT_MAX_QUEUE pages waiting, POOL_USER_CONCURRENCY
+   * processes one user may keep busy.
    */
-  conversion: { processes: number; timeoutMs: number; maxHeapMb: number; maxQueue?: number };
+  conversion: { processes: number; timeoutMs: number; maxHeapMb: number; maxQueue?: number; userConcurrency?: number };
 }
 
 /** The started capability: the scraper the endpoint uses, and the conversion processes it owns. */
@@ -54,6 +56,13 @@ export interface WebService {
 export interface WebDeps {
   runtime: UpstreamRuntime;
   browser: BrowserSource;
+  /** Shared per-user leases of the conversion processes (scaled mode). */
+  leases?: TenantLeases;
+}
+
+/** `{ [name]: value }`, or nothing when the value is unset (the default then applies). */
+function optional<K extends string>(name: K, value: number | undefined): Partial<Record<K, number>> {
+  return value === undefined ? {} : ({ [name]: value } as Record<K, number>);
 }
 
 export const webCapability: Capability<WebSettings, WebService, WebDeps> = {
@@ -87,6 +96,8 @@ export const webCapability: Capability<WebSettings, WebService, WebDeps> = {
         // Below the floor a process cannot load its modules.
         maxHeapMb: env.integer('WEB_FORMAT_MAX_HEAP_MB', { min: MIN_CONVERTER_HEAP_MB }) ?? WEB_DEFAULTS.formatMaxHeapMb,
         maxQueue: env.positiveInteger('WEB_FORMAT_MAX_QUEUE'),
+        // Unset: half the processes, at least one.
+        ...optional('userConcurrency', env.positiveInteger('POOL_USER_CONCURRENCY')),
       },
       ...(solverUrl !== undefined && solverKey !== undefined
         ? {
@@ -102,7 +113,7 @@ export const webCapability: Capability<WebSettings, WebService, WebDeps> = {
     };
   },
   start(settings, deps) {
-    const converter = createPageConverter(settings.conversion);
+    const converter = createPageConverter({ ...settings.conversion, leases: deps.leases });
     const scraper = createWebScraper(settings, {
       runtime: deps.runtime,
       browser: deps.browser,

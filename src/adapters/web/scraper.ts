@@ -1,8 +1,10 @@
 /**
  * Generic page scraping behind POST /v1/web (docs/web.md): one page fetched with plain HTTP
  * through the outbound client, or rendered in the shared headless browser (`bypass_captcha`),
- * turned into the contract's `{url, status_code, headers, content}`. Markdown, text and links are
- * made by the converter: in the service, a pool of processes off the event loop (converter.ts).
+ * turned into the contract's `{url, status_code, headers, content}`. Everything read from the
+ * page's HTML (extraction rules, selectors, Markdown, text, links) is made by the converter: in
+ * the service, a pool of processes off the event loop (converter.ts); this module never parses a
+ * page.
  *
  * Both paths apply the blocked-domain rule to every URL they request: the plain client on the
  * first URL and on each redirect hop (`checkUrl`), the browser on every main-frame navigation and,
@@ -21,8 +23,8 @@ import type { OutputFormat, PageMetadata } from './formats.ts';
 import { inlineConverter, type PageConverter } from './converter.ts';
 import { forwardableRequestHeaders, returnedResponseHeaders } from './headers.ts';
 import { CaptchaSolverError, type CaptchaSolver } from './solver.ts';
-import { applySelectorFilter, hasSelectorFilter } from './selectors.ts';
-import { extractRules, type ExtractedObject, type ExtractRules } from './extract-rules.ts';
+import { hasSelectorFilter } from './selectors.ts';
+import type { ExtractedObject, ExtractRules } from './extract-rules.ts';
 
 /** The page cap: 10 MB of decoded bytes (docs/spec/contract.md §6). */
 export const MAX_PAGE_BYTES = 10 * 1024 * 1024;
@@ -85,8 +87,11 @@ export type WebOutcome =
   | { kind: 'private_address'; url: string }
   | { kind: 'not_a_page'; contentType: string | undefined }
   | { kind: 'too_large' }
-  /** The page came, but is too large or complex to turn into `what` (the conversion's time or memory limit). */
-  | { kind: 'not_converted'; what: Exclude<OutputFormat, 'raw'> | 'links'; reason: string }
+  /**
+   * The page came, but is too large or complex to turn into `what` (the conversion's time or
+   * memory limit): the format, else the links, else the extraction rules, else the selectors.
+   */
+  | { kind: 'not_converted'; what: Exclude<OutputFormat, 'raw'> | 'links' | 'extract_rules' | 'selectors'; reason: string }
   | { kind: 'unreachable'; reason: string }
   | { kind: 'captcha_unsolved'; reason: string }
   | { kind: 'no_browser' }
@@ -234,30 +239,36 @@ export function createWebScraper(settings: WebScraperSettings, deps: WebScraperD
     });
   }
 
-  /** The page as answered: converted to the format asked for, with its links when asked. */
-  async function shape(fetched: Extract<FetchedPage, { kind: 'page' }>, request: WebRequest, signal: AbortSignal | undefined): Promise<WebOutcome> {
+  /**
+   * The page as answered: its extraction rules read, trimmed by the selectors, converted to the
+   * format asked for, with its links when asked; all of it in one task of the converter.
+   */
+  async function shape(fetched: Extract<FetchedPage, { kind: 'page' }>, request: WebRequest, signal: AbortSignal | undefined, tenant: string | undefined): Promise<WebOutcome> {
     const { url, status, headers, content } = fetched;
     const contentType = headerValue(headers, 'content-type');
     const html = isHtmlType(contentType, content);
     const page: WebPage = { url, status_code: status, headers: returnedResponseHeaders(headers), content };
-    // The rules read the page as served, before the selectors trim it.
-    if (request.extractRules !== undefined) page.extracted = html ? extractRules(content, request.extractRules) : null;
-    const filter = { include: request.includeSelectors, exclude: request.excludeSelectors };
-    const filtered = html && hasSelectorFilter(filter) ? applySelectorFilter(content, filter) : content;
-    if (filtered !== content) page.content = filtered;
-    // Main content only makes sense for HTML; JSON or plain text is returned as it is.
-    const format = html ? request.format : 'raw';
-    const links = html && request.links;
-    if (format !== 'raw' || links) {
-      const task = { html: filtered, pageUrl: url, format, links, onlyMainContent: request.onlyMainContent ?? true, linksInline: request.linksInline ?? true };
-      const converted = await converter.convert(task, signal ?? new AbortController().signal);
+    if (request.extractRules !== undefined && !html) page.extracted = null;
+    // Main content, rules and selectors only make sense for HTML; JSON or plain text is returned as it is.
+    if (html && needsConverter(request)) {
+      const task = {
+        html: content,
+        pageUrl: url,
+        format: request.format,
+        links: request.links,
+        onlyMainContent: request.onlyMainContent ?? true,
+        linksInline: request.linksInline ?? true,
+        includeSelectors: request.includeSelectors,
+        excludeSelectors: request.excludeSelectors,
+        extractRules: request.extractRules,
+      };
+      const converted = await converter.convert(task, signal ?? new AbortController().signal, tenant);
       if (converted.kind === 'queue_full') return { kind: 'busy' };
-      if (converted.kind !== 'ok') {
-        return { kind: 'not_converted', what: format === 'raw' ? 'links' : format, reason: converted.kind };
-      }
+      if (converted.kind !== 'ok') return { kind: 'not_converted', what: convertedPart(request), reason: converted.kind };
+      if (request.extractRules !== undefined) page.extracted = converted.page.extracted ?? null;
       if (converted.page.content !== undefined) page.content = converted.page.content;
       if (converted.page.metadata !== undefined) page.metadata = converted.page.metadata;
-      if (links) page.links = converted.page.links ?? [];
+      if (request.links) page.links = converted.page.links ?? [];
     }
     if (request.links && !html) page.links = [];
     return { kind: 'ok', page };
@@ -274,7 +285,7 @@ export function createWebScraper(settings: WebScraperSettings, deps: WebScraperD
     geoAvailable: settings.proxyConfigured,
     async scrape(request, context) {
       // A page that will need a conversion is not fetched when the conversion queue is full.
-      if ((request.format !== 'raw' || request.links) && !converter.hasCapacity()) return { kind: 'busy' };
+      if (needsConverter(request) && !converter.hasCapacity()) return { kind: 'busy' };
       let screenshot: Buffer | undefined;
       const outcome = await load(request, context, (image) => (screenshot = image));
       if (outcome.kind !== 'ok') return failure(outcome);
@@ -283,11 +294,23 @@ export function createWebScraper(settings: WebScraperSettings, deps: WebScraperD
         if (request.pdf && request.format !== 'raw' && bytes !== undefined && url !== undefined && status !== undefined && headers !== undefined) return { kind: 'pdf', url, status, headers, bytes };
         return { kind: 'not_a_page', contentType };
       }
-      const shaped = await shape(outcome.value, request, context.signal);
+      const shaped = await shape(outcome.value, request, context.signal, context.tenant);
       if (shaped.kind === 'ok' && screenshot !== undefined) shaped.page.screenshot = screenshot.toString('base64');
       return shaped;
     },
   };
+}
+
+/** Whether an HTML page of this request goes to the converter: anything asked of it beyond the raw page. */
+function needsConverter(request: WebRequest): boolean {
+  return request.format !== 'raw' || request.links || request.extractRules !== undefined || hasSelectorFilter({ include: request.includeSelectors, exclude: request.excludeSelectors });
+}
+
+/** The part of the request a page too large or complex to convert is blamed on: the first of them asked for. */
+function convertedPart(request: WebRequest): Extract<WebOutcome, { kind: 'not_converted' }>['what'] {
+  if (request.format !== 'raw') return request.format;
+  if (request.links) return 'links';
+  return request.extractRules !== undefined ? 'extract_rules' : 'selectors';
 }
 
 /** What a call that brought no page comes to. */

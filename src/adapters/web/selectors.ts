@@ -1,7 +1,8 @@
 /**
  * CSS selectors a caller sends to `/v1/web` (`include_selectors`, `exclude_selectors`,
- * `extract_rules`): checked once at validation, then applied to the page's HTML before it goes
- * to the converter. Cheerio (css-select) is the engine, so what validates is what runs.
+ * `extract_rules`): checked once at validation, on the request thread (only the selectors are
+ * parsed, never the page), then applied to the page in the conversion process, before the
+ * conversion (formats.ts). Cheerio (css-select) is the engine, so what validates is what runs.
  */
 import * as cheerio from 'cheerio';
 import { compile } from 'css-select';
@@ -44,7 +45,14 @@ export const hasSelectorFilter = (filter: SelectorFilter): boolean => (filter.in
  */
 export function applySelectorFilter(html: string, filter: SelectorFilter): string {
   if (!hasSelectorFilter(filter)) return html;
-  const $ = cheerio.load(html);
+  return filterDocument(cheerio.load(html), filter);
+}
+
+/**
+ * `applySelectorFilter` on a page already loaded (which this edits): the page's HTML once
+ * filtered. The extraction rules read the same document first, so a page is parsed once for both.
+ */
+export function filterDocument($: cheerio.CheerioAPI, filter: SelectorFilter): string {
   const include = filter.include ?? [];
   if (include.length > 0) {
     const matched = $(include.join(', ')).toArray();

@@ -11,6 +11,7 @@ import { createOcrPool } from './pool.ts';
 import type { PassResult, PoolStats, SpawnEngine } from './pool.ts';
 import { smallTextUpscaleFactor } from './small-text.ts';
 import { cleanOcrText } from './text.ts';
+import { defaultPerTenant, type FairLimiterStats, type TenantLeases } from '../../core/fair-limiter.ts';
 
 export { OcrBusyError, OcrClosedError } from './outcome.ts';
 export type { OcrOutcome } from './outcome.ts';
@@ -32,6 +33,10 @@ export interface ImageOcrOptions {
   model?: EngineModel;
   /** Starts one engine; for tests of the pool's lifecycle. */
   spawnEngine?: SpawnEngine;
+  /** Engines one user may keep busy at once (POOL_USER_CONCURRENCY). Default: half the engines, at least 1. */
+  userConcurrency?: number;
+  /** Shared per-user leases, so the bound holds across replicas (scaled mode). */
+  leases?: TenantLeases;
 }
 
 export interface ImageOcr {
@@ -41,10 +46,13 @@ export interface ImageOcr {
    * Text of one image: the bytes of an image file, or a raw grey/RGB/RGBA bitmap (a rendered PDF
    * page, for instance), both through the same checks and preprocessing. Rejects only when the
    * server cannot take the image (OcrBusyError), when closed (OcrClosedError) or when `signal`
-   * aborts (with its reason); every problem with the image itself is an outcome.
+   * aborts (with its reason); every problem with the image itself is an outcome. `tenant` (the
+   * user's id) is whose image it is: one user keeps at most `userConcurrency` engines busy.
    */
-  recognize(input: ImageInput, signal?: AbortSignal): Promise<OcrOutcome>;
+  recognize(input: ImageInput, signal?: AbortSignal, tenant?: string): Promise<OcrOutcome>;
   stats(): PoolStats;
+  /** The per-user bound and the waits it caused. */
+  fairness(): FairLimiterStats;
   close(): Promise<void>;
 }
 
@@ -81,13 +89,15 @@ export function createImageOcr(options: ImageOcrOptions = {}): ImageOcr {
     workers,
     recycleAfter: positiveInteger('recycleAfter', options.recycleAfter ?? OCR_DEFAULTS.recycleAfter),
     maxQueue: positiveInteger('maxQueue', options.maxQueue ?? workers * OCR_DEFAULTS.queuePerWorker),
+    perTenant: positiveInteger('userConcurrency', options.userConcurrency ?? defaultPerTenant(workers)),
+    leases: options.leases,
   };
   const model = options.model ?? bundledModel();
   if (!options.spawnEngine) assertEngineAssets(model);
   const pool = createOcrPool(poolOptions, options.spawnEngine ?? ((onCrash) => spawnEngine(onCrash, model)));
   let closed = false;
 
-  async function recognize(input: ImageInput, signal?: AbortSignal): Promise<OcrOutcome> {
+  async function recognize(input: ImageInput, signal?: AbortSignal, tenant?: string): Promise<OcrOutcome> {
     if (closed) throw new OcrClosedError();
     signal?.throwIfAborted();
     // Refused before decoding: an overloaded server should not spend work on what it cannot run.
@@ -100,11 +110,11 @@ export function createImageOcr(options: ImageOcrOptions = {}): ImageOcr {
     const image = (await orientationHint(normalized)) === 'turn_180' ? turnedUpsideDown(normalized) : normalized;
     signal?.throwIfAborted();
 
-    const first = await pool.recognize({ image: engineImage(image), timeoutMs, signal });
+    const first = await pool.recognize({ image: engineImage(image), timeoutMs, signal, tenant });
     if (first.kind !== 'ok') return engineFailure(first);
     let best: Read = { pass: first, image, elapsedMs: first.elapsedMs };
-    best = (await readTurned(best, signal)) ?? best;
-    const larger = await readSmallTextLarger(best, signal);
+    best = (await readTurned(best, signal, tenant)) ?? best;
+    const larger = await readSmallTextLarger(best, signal, tenant);
     return { kind: 'ok', text: cleanOcrText((larger ?? best.pass).text) };
   }
 
@@ -119,19 +129,19 @@ export function createImageOcr(options: ImageOcrOptions = {}): ImageOcr {
    * 270° pages, OSD wrong on 4 of them (a bill, a short poster, a long single column), and a read
    * with OSD took 1.5-1.7 times a plain read. So no OSD model is loaded.
    */
-  async function readTurned(first: Read, signal: AbortSignal | undefined): Promise<Read | null> {
+  async function readTurned(first: Read, signal: AbortSignal | undefined, tenant: string | undefined): Promise<Read | null> {
     if (first.pass.confidence >= ORIENTATION_SUSPECT_CONFIDENCE) return null;
     const remainingMs = Math.floor(timeoutMs - first.elapsedMs);
     // The second read costs about as much as the first; one that cannot finish is not started.
     if (remainingMs < first.elapsedMs) return null;
     const image = turnedUpsideDown(first.image);
-    const turned = await pool.recognize({ image: engineImage(image), timeoutMs: remainingMs, signal, continuation: true });
+    const turned = await pool.recognize({ image: engineImage(image), timeoutMs: remainingMs, signal, continuation: true, tenant });
     if (turned.kind !== 'ok' || turned.confidence <= first.pass.confidence) return null;
     return { pass: turned, image, elapsedMs: first.elapsedMs + turned.elapsedMs };
   }
 
   /** Another pass on an enlarged image when the best read found small text; null when not needed or not better. */
-  async function readSmallTextLarger(best: Read, signal: AbortSignal | undefined): Promise<Extract<PassResult, { kind: 'ok' }> | null> {
+  async function readSmallTextLarger(best: Read, signal: AbortSignal | undefined, tenant: string | undefined): Promise<Extract<PassResult, { kind: 'ok' }> | null> {
     const factor = smallTextUpscaleFactor(best.pass, best.image, OCR_MAX_SIDE);
     if (factor === null) return null;
     const remainingMs = Math.floor(timeoutMs - best.elapsedMs);
@@ -140,7 +150,7 @@ export function createImageOcr(options: ImageOcrOptions = {}): ImageOcr {
 
     const larger = await upscaleImage(best.image, factor).catch(() => null);
     if (!larger) return null;
-    const second = await pool.recognize({ image: engineImage(larger), timeoutMs: remainingMs, signal, continuation: true });
+    const second = await pool.recognize({ image: engineImage(larger), timeoutMs: remainingMs, signal, continuation: true, tenant });
     // The enlarged read wins unless the engine is less sure of it; a failed second pass keeps the first.
     return second.kind === 'ok' && second.confidence >= best.pass.confidence ? second : null;
   }
@@ -150,7 +160,7 @@ export function createImageOcr(options: ImageOcrOptions = {}): ImageOcr {
     await pool.close();
   }
 
-  return { warm: pool.warm, recognize, stats: pool.stats, close };
+  return { warm: pool.warm, recognize, stats: pool.stats, fairness: pool.fairness, close };
 }
 
 /** A successful read, the image it read (turned or not), and the recognition time spent so far. */
@@ -174,6 +184,7 @@ export function imageOcrOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Im
 }
 
 export function readOcrOptions(env: EnvReader): ImageOcrOptions {
+  const userConcurrency = env.positiveInteger('POOL_USER_CONCURRENCY');
   return {
     workers: env.positiveInteger('OCR_WORKERS'),
     timeoutMs: env.positiveInteger('OCR_TIMEOUT_MS'),
@@ -181,6 +192,8 @@ export function readOcrOptions(env: EnvReader): ImageOcrOptions {
     recycleAfter: env.positiveInteger('OCR_RECYCLE_AFTER'),
     maxQueue: env.positiveInteger('OCR_MAX_QUEUE'),
     model: modelFromEnv(env),
+    // Unset: half the engines, at least one.
+    ...(userConcurrency === undefined ? {} : { userConcurrency }),
   };
 }
 

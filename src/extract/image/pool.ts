@@ -1,6 +1,7 @@
 import type { Worker as TesseractWorker } from 'tesseract.js';
 import { spawnEngine } from './engine.ts';
 import { OcrBusyError, OcrClosedError } from './outcome.ts';
+import { FairLimiter, SYSTEM_TENANT, type FairLimiterStats, type TenantLeases } from '../../core/fair-limiter.ts';
 
 /**
  * Pre-warmed OCR engines fed from one FIFO queue. Each engine sits in a lane that can replace it:
@@ -21,6 +22,13 @@ export interface PoolOptions {
   recycleAfter: number;
   /** Jobs allowed to wait for an engine; past it, recognize() throws OcrBusyError. */
   maxQueue: number;
+  /**
+   * Engines one tenant (user) may keep busy at once; its further jobs wait in its own queue, and
+   * the waiting tenants are served in turn (core/fair-limiter.ts). No bound when absent.
+   */
+  perTenant?: number;
+  /** Shared per-tenant leases, so the bound holds across replicas (scaled mode). */
+  leases?: TenantLeases;
 }
 
 export interface PassRequest {
@@ -32,6 +40,8 @@ export interface PassRequest {
   signal?: AbortSignal;
   /** A further pass of an admitted request: queued first and never refused as over capacity. */
   continuation?: boolean;
+  /** Whose image it is (the user's id), for the per-user bound. */
+  tenant?: string;
 }
 
 export type PassResult =
@@ -59,6 +69,8 @@ export interface OcrPool {
   hasCapacity(): boolean;
   recognize(request: PassRequest): Promise<PassResult>;
   stats(): PoolStats;
+  /** The per-user bound and the waits it caused. */
+  fairness(): FairLimiterStats;
   /** Refuses new work, rejects waiting and running jobs with OcrClosedError, stops every engine. */
   close(): Promise<void>;
 }
@@ -97,6 +109,9 @@ export function createOcrPool(options: PoolOptions, spawn: SpawnEngine = spawnEn
     starting: null,
     retryTimer: null,
   }));
+  // Admission: at most one job per engine reaches the queue below; who goes next is the
+  // limiter's choice, by tenant in turn, a further pass first in its tenant's line.
+  const admission = new FairLimiter({ capacity: options.workers, perTenant: options.perTenant, name: 'ocr', leases: options.leases });
   const queue: Job[] = [];
   const counters = { started: 0, recycled: 0, replaced: 0 };
   let warming: Promise<void> | null = null;
@@ -244,17 +259,32 @@ export function createOcrPool(options: PoolOptions, spawn: SpawnEngine = spawnEn
   }
 
   function hasCapacity(): boolean {
-    return !closed && queue.length < options.maxQueue;
+    return !closed && queue.length + admission.queued < options.maxQueue;
   }
 
   async function recognize(request: PassRequest): Promise<PassResult> {
     await warm();
     if (closed) throw new OcrClosedError();
     request.signal?.throwIfAborted();
-    if (!request.continuation && queue.length >= options.maxQueue) throw new OcrBusyError(queue.length);
+    const waiting = queue.length + admission.queued;
+    if (!request.continuation && waiting >= options.maxQueue) throw new OcrBusyError(waiting);
+    const admitted = await admission.acquire(request.tenant ?? SYSTEM_TENANT, { signal: request.signal, front: request.continuation });
+    if (closed) {
+      admitted();
+      throw new OcrClosedError();
+    }
 
-    return new Promise<PassResult>((resolve, reject) => {
+    return new Promise<PassResult>((settle, fail) => {
+      const resolve = (result: PassResult): void => {
+        admitted();
+        settle(result);
+      };
+      const reject = (error: unknown): void => {
+        admitted();
+        fail(error);
+      };
       const signal = request.signal;
+      if (signal?.aborted) return reject(signal.reason);
       const onQueuedAbort = (): void => {
         const index = queue.indexOf(job);
         if (index >= 0) queue.splice(index, 1);
@@ -277,7 +307,7 @@ export function createOcrPool(options: PoolOptions, spawn: SpawnEngine = spawnEn
     return {
       workers: lanes.length,
       idle: lanes.filter((lane) => lane.engine && !lane.busy).length,
-      queued: queue.length,
+      queued: queue.length + admission.queued,
       ...counters,
     };
   }
@@ -285,6 +315,7 @@ export function createOcrPool(options: PoolOptions, spawn: SpawnEngine = spawnEn
   async function close(): Promise<void> {
     if (closed) return;
     closed = true;
+    admission.rejectAll(new OcrClosedError());
     for (const job of queue.splice(0)) {
       job.leaveQueue();
       job.fail(new OcrClosedError());
@@ -304,5 +335,5 @@ export function createOcrPool(options: PoolOptions, spawn: SpawnEngine = spawnEn
     );
   }
 
-  return { warm, hasCapacity, recognize, stats, close };
+  return { warm, hasCapacity, recognize, stats, fairness: () => admission.stats(), close };
 }

@@ -1,11 +1,12 @@
-/** The PDF extractor, as a capability: PDF_THREADS, PDF_TIMEOUT_MS, PDF_MAX_HEAP_MB, PDF_MAX_MEMORY_MB, PDF_MAX_QUEUE and PDF_MAX_QUEUE_MB. */
+/** The PDF extractor, as a capability: PDF_THREADS, PDF_TIMEOUT_MS, PDF_MAX_HEAP_MB, PDF_MAX_MEMORY_MB, PDF_MAX_QUEUE, PDF_MAX_QUEUE_MB and POOL_USER_CONCURRENCY. */
 import type { Capability } from '../../core/capability.ts';
 import { ConfigError } from '../../core/env.ts';
+import type { TenantLeases } from '../../core/fair-limiter.ts';
 import { createPdfExtractor, MIN_PDF_HEAP_MB, MIN_PDF_MEMORY_MB, type PdfExtractor, type PdfExtractorOptions } from './extractor.ts';
 
 const mebibytes = (value: number | undefined) => (value === undefined ? undefined : value * 2 ** 20);
 
-export const pdfCapability: Capability<PdfExtractorOptions, PdfExtractor> = {
+export const pdfCapability: Capability<PdfExtractorOptions, PdfExtractor, { leases?: TenantLeases } | void> = {
   name: 'pdf',
   settings(env) {
     const maxHeapMb = env.positiveInteger('PDF_MAX_HEAP_MB');
@@ -23,8 +24,11 @@ export const pdfCapability: Capability<PdfExtractorOptions, PdfExtractor> = {
       maxMemoryMb,
       maxQueue: env.positiveInteger('PDF_MAX_QUEUE'),
       maxQueueBytes: mebibytes(env.positiveInteger('PDF_MAX_QUEUE_MB')),
+      // Unset: half the threads, at least one.
+      userConcurrency: env.positiveInteger('POOL_USER_CONCURRENCY'),
     };
   },
-  start: (options) => createPdfExtractor(options),
+  // Scaled mode: the per-user bound is shared by the replicas.
+  start: (options, deps) => createPdfExtractor({ ...options, leases: deps?.leases }),
   close: (extractor) => extractor.close(),
 };

@@ -9,6 +9,7 @@
 import os from 'node:os';
 import { isMarkedAsUntransferable } from 'node:worker_threads';
 import { createTaskThreads, type TaskThreads } from '../../core/task-threads.ts';
+import { defaultPerTenant, type FairLimiterStats, type TenantLeases } from '../../core/fair-limiter.ts';
 import { compiledPdfium } from './engine.ts';
 import { PdfBusyError, PdfRenderError } from './types.ts';
 import type { EngineLimits, PdfCount, PdfOutcome, PdfTask, PdfTaskResult, RenderedPage } from './types.ts';
@@ -37,6 +38,10 @@ export interface PdfExtractorOptions {
    * their sizes (`documentWeight`); past it a new document is refused with PdfBusyError. Default 256 MB.
    */
   maxQueueBytes?: number;
+  /** Threads one user may keep busy at once (POOL_USER_CONCURRENCY). Default: half the threads, at least 1. */
+  userConcurrency?: number;
+  /** Shared per-user leases, so the bound holds across replicas (scaled mode). */
+  leases?: TenantLeases;
 }
 
 /**
@@ -51,6 +56,8 @@ export interface RenderOptions {
   /** Resolution; default 300. A page larger than 50 megapixels at it is rendered smaller to fit. */
   dpi?: number;
   signal?: AbortSignal;
+  /** Whose document it is (the user's id), for the per-user bound. */
+  tenant?: string;
 }
 
 export interface PdfExtractor {
@@ -60,7 +67,7 @@ export interface PdfExtractor {
    * document is admitted: when `maxQueue` documents already wait, it throws PdfBusyError (the
    * `extract` and `renderPages` that follow are never refused).
    */
-  count(data: Uint8Array, signal?: AbortSignal): Promise<PdfCount>;
+  count(data: Uint8Array, signal?: AbortSignal, tenant?: string): Promise<PdfCount>;
   /** Whether `count` would admit a document of `byteLength` bytes now (0 before it is downloaded). */
   hasCapacity(byteLength?: number): boolean;
   /**
@@ -71,8 +78,9 @@ export interface PdfExtractor {
    * With `approve`, the document is admitted here (PdfBusyError when the queue is full), and its
    * page count is handed to `approve` before any text is read, the document kept open meanwhile:
    * the caller holds credits there. When `approve` rejects, `extract` rejects with its error.
+   * `tenant` (the user's id) is whose document it is: one user keeps at most `userConcurrency` threads busy.
    */
-  extract(data: Uint8Array, options?: { signal?: AbortSignal; approve?: (pageCount: number) => Promise<void> }): Promise<PdfOutcome>;
+  extract(data: Uint8Array, options?: ExtractOptions): Promise<PdfOutcome>;
   /**
    * Renders the given 1-based pages as grey bitmaps, the page rotation applied, for OCR. `data` is
    * copied. Rejects with a PdfRenderError when the document or a page cannot be rendered in time.
@@ -80,8 +88,16 @@ export interface PdfExtractor {
   renderPages(data: Uint8Array, pages: number[], options?: RenderOptions): Promise<RenderedPage[]>;
   /** Threads, documents being worked on and documents waiting (read by the metrics at scrape time). */
   stats?(): { threads: number; busy: number; queued: number; heldBytes: number };
+  /** The per-user bound and the waits it caused (once the threads have started). */
+  fairness?(): FairLimiterStats | undefined;
   /** Waits for running documents, then stops the threads. */
   close(): Promise<void>;
+}
+
+export interface ExtractOptions {
+  signal?: AbortSignal;
+  approve?: (pageCount: number) => Promise<void>;
+  tenant?: string;
 }
 
 export const PDF_EXTRACTOR_DEFAULTS = {
@@ -119,6 +135,8 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
   const maxQueueBytes = options.maxQueueBytes ?? PDF_EXTRACTOR_DEFAULTS.maxQueueBytes;
   if (!(Number.isInteger(maxQueue) && maxQueue >= 1)) throw new RangeError(`maxQueue must be an integer ≥ 1 (got ${maxQueue})`);
   if (!(maxQueueBytes > 0)) throw new RangeError(`maxQueueBytes must be > 0 (got ${maxQueueBytes})`);
+  const userConcurrency = options.userConcurrency ?? defaultPerTenant(threads);
+  if (!(Number.isInteger(userConcurrency) && userConcurrency >= 1)) throw new RangeError(`userConcurrency must be an integer ≥ 1 (got ${userConcurrency})`);
   if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`threads must be an integer ≥ 1 (got ${threads})`);
   if (!(timeoutMs > 0)) throw new RangeError(`timeoutMs must be > 0 (got ${timeoutMs})`);
   if (!(maxPages >= 0)) throw new RangeError(`maxPages must be ≥ 0 (got ${maxPages})`);
@@ -144,6 +162,9 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
       maxYoungGenerationMb: 8,
       maxQueue,
       maxQueueBytes,
+      perTenant: userConcurrency,
+      name: 'pdf',
+      leases: options.leases,
     }),
   );
   starting.catch(() => undefined); // reported by the first task and by close()
@@ -159,7 +180,7 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
   async function run(
     task: PdfTask,
     signal: AbortSignal | undefined,
-    admit: { admits: boolean; onProgress?: (value: unknown) => void },
+    admit: { admits: boolean; onProgress?: (value: unknown) => void; tenant?: string },
   ): Promise<PdfTaskResult | { kind: 'timeout' }> {
     signal?.throwIfAborted();
     const pool = await starting;
@@ -171,6 +192,7 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
       continuation: !admit.admits,
       weight: admit.admits ? documentWeight(task.data.byteLength) : 0,
       onProgress: admit.onProgress,
+      tenant: admit.tenant,
     });
     if (outcome.kind === 'done') return outcome.result;
     if (outcome.kind === 'time_limit') return { kind: 'timeout' };
@@ -179,17 +201,22 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
     return { kind: 'invalid', reason: `the document needs more than ${maxHeapMb} MB of heap` };
   }
 
-  async function count(data: Uint8Array, signal?: AbortSignal): Promise<PdfCount> {
+  async function count(data: Uint8Array, signal?: AbortSignal, tenant?: string): Promise<PdfCount> {
     // A copy of just these bytes is moved: the caller keeps its buffer for `extract`, and a view
     // over a larger buffer does not drag that whole buffer along.
-    return (await run({ op: 'count', data: new Uint8Array(data) }, signal, { admits: true })) as PdfCount;
+    return (await run({ op: 'count', data: new Uint8Array(data) }, signal, { admits: true, tenant })) as PdfCount;
   }
 
-  async function extract(data: Uint8Array, options: { signal?: AbortSignal; approve?: (pageCount: number) => Promise<void> } = {}): Promise<PdfOutcome> {
-    const { approve, signal } = options;
-    if (!approve) return (await run({ op: 'extract', data: ownedBytes(data), maxPages }, signal, { admits: false })) as PdfOutcome;
+  async function extract(data: Uint8Array, options: ExtractOptions = {}): Promise<PdfOutcome> {
+    const { approve, signal, tenant } = options;
+    if (!approve) return (await run({ op: 'extract', data: ownedBytes(data), maxPages }, signal, { admits: false, tenant })) as PdfOutcome;
     const gate = new Int32Array(new SharedArrayBuffer(4));
+    // The thread reads the gate once: the first answer is the one that counts, and waking it costs
+    // a futex call, so later ones (an abort after the approval, the final stop) are not sent.
+    let answered = false;
     const answer = (value: 1 | 2) => {
+      if (answered) return;
+      answered = true;
       Atomics.store(gate, 0, value);
       Atomics.notify(gate, 0);
     };
@@ -208,7 +235,7 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
     const stop = () => answer(2);
     signal?.addEventListener('abort', stop, { once: true });
     try {
-      const outcome = await run({ op: 'extract', data: ownedBytes(data), maxPages, gate }, signal, { admits: true, onProgress });
+      const outcome = await run({ op: 'extract', data: ownedBytes(data), maxPages, gate }, signal, { admits: true, onProgress, tenant });
       await approval;
       if (refusal) throw refusal.error;
       if (outcome.kind === 'declined') throw new Error('the PDF thread stopped without an approval');
@@ -223,7 +250,7 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
     const dpi = options.dpi ?? 300;
     if (!(dpi > 0 && dpi <= 1200)) throw new RangeError(`dpi must be > 0 and ≤ 1200 (got ${dpi})`);
     if (pages.length === 0) return [];
-    const outcome = await run({ op: 'render', data: new Uint8Array(data), pages, dpi, maxPixels: MAX_RENDER_PIXELS }, options.signal, { admits: false });
+    const outcome = await run({ op: 'render', data: new Uint8Array(data), pages, dpi, maxPixels: MAX_RENDER_PIXELS }, options.signal, { admits: false, tenant: options.tenant });
     // The worker answers a render with `rendered` or with the reason it could not open the file.
     if (outcome.kind === 'rendered') return outcome.pages;
     if (outcome.kind === 'encrypted') throw new PdfRenderError('encrypted', 'the PDF needs a password');
@@ -239,6 +266,7 @@ export function createPdfExtractor(options: PdfExtractorOptions = {}): PdfExtrac
     extract,
     renderPages,
     stats: () => startedPool?.stats() ?? { threads, queued: 0, busy: 0, heldBytes: 0 },
+    fairness: () => startedPool?.fairness(),
     close: async () => (await starting).close(),
   };
 }

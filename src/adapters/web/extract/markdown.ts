@@ -1,5 +1,7 @@
 /**
- * Markdown that LLM pipelines can trust, written by turndown with rules of ours:
+ * Markdown that LLM pipelines can trust, written in one pass over the already-parsed DOM. The
+ * output is turndown's (its whitespace collapsing, block joining, escaping and CommonMark rules,
+ * with the GFM strikethrough), with rules of ours:
  *
  * - no raw HTML: every table becomes a GFM table (a headerless one gets an empty generated header
  *   row; colspan and rowspan are spread over the grid) or, for layout tables of one row or one
@@ -10,10 +12,13 @@
  * - `linksInline: false` keeps the text of links and drops images.
  *
  * Links and images must already be absolute (formats.ts resolves them on the document).
+ *
+ * Why not turndown itself: it asks each node for its `textContent` (whether it is blank, its
+ * flanking whitespace), which on a large page walks the same subtrees again and again, and it
+ * collapses whitespace by editing the document. Here the document is read once into a light tree
+ * of collapsed text, and everything is computed on that tree, each subtree's text at most once.
  */
-import TurndownService from 'turndown';
-import { strikethrough } from 'turndown-plugin-gfm';
-import type { DomElement } from './dom.ts';
+import type { DomElement, DomNode } from './dom.ts';
 
 // Markers that carry table cells and rows from the inner rules up to the table rule. Control
 // characters never kept in the output.
@@ -23,8 +28,6 @@ const CELL_END = '\u0004';
 const ROW = '\u0005';
 const ROW_END = '\u0006';
 const MARKERS = /[\u0002-\u0006]/g;
-
-type TurndownNode = TurndownService.Node & DomElement;
 
 function cellText(content: string): string {
   return content.replace(MARKERS, ' ').replace(/\s*\n+\s*/g, ' ').replace(/\|/g, '\\|').trim();
@@ -137,81 +140,356 @@ function codeLanguage(pre: DomElement): string {
   return '';
 }
 
-function createService(linksInline: boolean): TurndownService {
-  const service = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '_', hr: '---',
-    // Nothing is kept as HTML; an element turndown would keep is written as its content.
-    keepReplacement: (content) => content,
-  });
-  service.use(strikethrough);
-  service.addRule('cell', {
-    filter: ['th', 'td'],
-    replacement: (content, node) => {
-      const element = node as TurndownNode;
-      return `${CELL}${element.nodeName === 'TH' ? 'h' : 'd'},${span(element, 'colspan')},${span(element, 'rowspan')}${CELL_TEXT}${cellText(content)}${CELL_END}`;
-    },
-  });
-  service.addRule('row', {
-    filter: 'tr',
-    replacement: (content, node) => `${ROW}${(node as TurndownNode).parentElement?.localName === 'thead' ? 'h' : 'd'}${CELL_TEXT}${content}${ROW_END}`,
-  });
-  service.addRule('table', { filter: 'table', replacement: (content, node) => renderTable(content, node as TurndownNode) });
-  service.addRule('heading', {
-    filter: ['h1', 'h2', 'h3', 'h4', 'h5', 'h6'],
-    replacement: (content, node) => {
-      const text = content.replace(/\s*\n+\s*/g, ' ').trim();
-      if (text === '' || /^[\s#*_`~\\-]*$/.test(text)) return '';
-      return `\n\n${'#'.repeat(Number(node.nodeName.charAt(1)))} ${text}\n\n`;
-    },
-  });
-  service.addRule('codeBlock', {
-    filter: 'pre',
-    replacement: (_content, node) => {
-      const code = ((node as TurndownNode).textContent ?? '').replace(/^\n+|\s+$/g, '');
-      if (code.trim() === '') return '';
-      const longest = Math.max(2, ...[...code.matchAll(/`+/g)].map((run) => run[0].length));
-      const fence = '`'.repeat(longest + 1);
-      return `\n\n${fence}${codeLanguage(node as TurndownNode)}\n${code}\n${fence}\n\n`;
-    },
-  });
-  service.addRule('link', {
-    filter: (node) => node.nodeName === 'A',
-    replacement: (content, node) => {
-      const text = content.trim();
-      if (text === '') return '';
-      const href = (node as TurndownNode).getAttribute('href') ?? '';
-      if (!linksInline || !/^(https?|mailto|ftp):/i.test(href)) return content;
-      const title = (node as TurndownNode).getAttribute('title');
-      const quoted = title ? ` "${title.replace(/"/g, '\\"').replace(/\s+/g, ' ')}"` : '';
-      return `[${text}](${href.replace(/[()\s]/g, (character: string) => encodeURIComponent(character))}${quoted})`;
-    },
-  });
-  service.addRule('image', {
-    filter: 'img',
-    replacement: (_content, node) => {
-      const src = (node as TurndownNode).getAttribute('src') ?? '';
-      if (!linksInline || !/^https?:/i.test(src)) return '';
-      const alt = ((node as TurndownNode).getAttribute('alt') ?? '').replace(/\s+/g, ' ').replace(/[[\]]/g, '\\$&').trim();
-      return `![${alt}](${src.replace(/[()\s]/g, (character: string) => encodeURIComponent(character))})`;
-    },
-  });
-  return service;
+// ---- turndown's element classes and escapes -----------------------------------------------
+
+const BLOCK = new Set(['ADDRESS', 'ARTICLE', 'ASIDE', 'AUDIO', 'BLOCKQUOTE', 'BODY', 'CANVAS', 'CENTER', 'DD', 'DIR', 'DIV', 'DL', 'DT', 'FIELDSET', 'FIGCAPTION', 'FIGURE', 'FOOTER', 'FORM', 'FRAMESET', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'HEADER', 'HGROUP', 'HR', 'HTML', 'ISINDEX', 'LI', 'MAIN', 'MENU', 'NAV', 'NOFRAMES', 'NOSCRIPT', 'OL', 'OUTPUT', 'P', 'PRE', 'SECTION', 'TABLE', 'TBODY', 'TD', 'TFOOT', 'TH', 'THEAD', 'TR', 'UL']);
+const VOID = new Set(['AREA', 'BASE', 'BR', 'COL', 'COMMAND', 'EMBED', 'HR', 'IMG', 'INPUT', 'KEYGEN', 'LINK', 'META', 'PARAM', 'SOURCE', 'TRACK', 'WBR']);
+/** Elements kept even without text (a blank element is written as nothing, or a paragraph break). */
+const MEANINGFUL_WHEN_BLANK = new Set(['A', 'TABLE', 'THEAD', 'TBODY', 'TFOOT', 'TH', 'TD', 'IFRAME', 'SCRIPT', 'AUDIO', 'VIDEO']);
+const HEADINGS = new Set(['H1', 'H2', 'H3', 'H4', 'H5', 'H6']);
+
+const ESCAPES: Array<[RegExp, string]> = [
+  [/\\/g, '\\\\'], [/\*/g, '\\*'], [/^-/g, '\\-'], [/^\+ /g, '\\+ '], [/^(=+)/g, '\\$1'], [/^(#{1,6}) /g, '\\$1 '], [/`/g, '\\`'],
+  [/^~~~/g, '\\~~~'], [/\[/g, '\\['], [/\]/g, '\\]'], [/^>/g, '\\>'], [/_/g, '\\_'], [/^(\d+)\. /g, '$1\\. '],
+];
+/** Text none of the escapes touch: most of a page's text nodes. */
+const NOTHING_TO_ESCAPE = /^(?![-+=#~>\d])[^\\*`[\]_]*$/;
+
+function escapeText(text: string): string {
+  if (NOTHING_TO_ESCAPE.test(text)) return text;
+  let escaped = text;
+  for (const [pattern, replacement] of ESCAPES) escaped = escaped.replace(pattern, replacement);
+  return escaped;
 }
 
-const services = { inline: createService(true), plain: createService(false) };
+const WHITESPACE = /\s/;
+const isSpace = (character: string) => WHITESPACE.test(character);
+const isAsciiSpace = (character: string) => character === ' ' || character === '\t' || character === '\r' || character === '\n';
+
+function trimLeadingNewlines(text: string): string {
+  let start = 0;
+  while (start < text.length && text.charCodeAt(start) === 10) start += 1;
+  return start === 0 ? text : text.slice(start);
+}
+
+function trimTrailingNewlines(text: string): string {
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) === 10) end -= 1;
+  return end === text.length ? text : text.slice(0, end);
+}
+
+// ---- the light tree ------------------------------------------------------------------------
+
+/** A text node once its whitespace is collapsed (it may have become empty, and still counts as a sibling). */
+interface TextItem {
+  kind: 'text';
+  text: string;
+}
+
+/** A comment, kept only where whitespace is not collapsed (a `<pre>` converted as the root). */
+interface OtherItem {
+  kind: 'other';
+}
+
+interface ElementItem {
+  kind: 'element';
+  element: DomElement;
+  /** The element's `nodeName` (upper case for HTML elements). */
+  name: string;
+  children: Item[];
+  /** `<pre>`: its text as written (its children are not read). */
+  raw?: string;
+  blank?: boolean;
+  text?: string;
+}
+
+type Item = TextItem | OtherItem | ElementItem;
+
+const nextSibling = (node: DomNode): DomNode | null => (node as DomNode & { nextSibling: DomNode | null }).nextSibling;
 
 /**
- * `root` as Markdown. turndown edits the whitespace of what it converts, so it copies its input
- * first; the content here is thrown away afterwards, so it works on `root` itself (copying a
- * large article costs as much as converting it).
+ * The children of `root` as a light tree, with turndown's whitespace collapsing (runs of ASCII
+ * whitespace become one space; spaces at the edges of blocks and repeated across inline
+ * boundaries go; `<pre>` is left as it is). Comments and other nodes are dropped.
  */
+function readTree(root: DomElement): Item[] {
+  const items: Item[] = [];
+  if (root.firstChild === null) return items;
+  if (root.nodeName === 'PRE') {
+    for (let node: DomNode | null = root.firstChild; node !== null; node = nextSibling(node)) {
+      if (node.nodeType === 3 || node.nodeType === 4) items.push({ kind: 'text', text: node.textContent ?? '' });
+      else if (node.nodeType === 1) items.push(readElement(node as DomElement));
+      else items.push({ kind: 'other' });
+    }
+    return items;
+  }
+  let previousText: TextItem | null = null;
+  let keepLeadingSpace = false;
+  const visit = (name: string) => {
+    if (BLOCK.has(name) || name === 'BR') {
+      if (previousText !== null && previousText.text.endsWith(' ')) previousText.text = previousText.text.slice(0, -1);
+      previousText = null;
+      keepLeadingSpace = false;
+    } else if (VOID.has(name) || name === 'PRE') {
+      previousText = null;
+      keepLeadingSpace = true;
+    } else if (previousText !== null) {
+      keepLeadingSpace = false;
+    }
+  };
+  const read = (parent: DomElement, into: Item[]) => {
+    for (let node: DomNode | null = parent.firstChild; node !== null; node = nextSibling(node)) {
+      if (node.nodeType === 3 || node.nodeType === 4) {
+        let text = (node.textContent ?? '').replace(/[ \r\n\t]+/g, ' ');
+        if ((previousText === null || previousText.text.endsWith(' ')) && !keepLeadingSpace && text.charCodeAt(0) === 32) text = text.slice(1);
+        if (text === '') continue;
+        const item: TextItem = { kind: 'text', text };
+        into.push(item);
+        previousText = item;
+      } else if (node.nodeType === 1) {
+        const element = node as DomElement;
+        const item: ElementItem = { kind: 'element', element, name: element.nodeName, children: [] };
+        into.push(item);
+        visit(item.name);
+        if (item.name === 'PRE') {
+          item.raw = element.textContent ?? '';
+        } else if (element.firstChild !== null) {
+          read(element, item.children);
+          // turndown's walk comes back to an element after its children, and judges it again.
+          visit(item.name);
+        }
+      }
+    }
+  };
+  read(root, items);
+  const last = previousText as TextItem | null;
+  if (last !== null && last.text.endsWith(' ')) last.text = last.text.slice(0, -1);
+  return items;
+}
+
+/** An element read without collapsing its whitespace (inside a `<pre>` root). */
+function readElement(element: DomElement): ElementItem {
+  const item: ElementItem = { kind: 'element', element, name: element.nodeName, children: [] };
+  if (item.name === 'PRE') {
+    item.raw = element.textContent ?? '';
+    return item;
+  }
+  for (let node: DomNode | null = element.firstChild; node !== null; node = nextSibling(node)) {
+    if (node.nodeType === 3 || node.nodeType === 4) item.children.push({ kind: 'text', text: node.textContent ?? '' });
+    else if (node.nodeType === 1) item.children.push(readElement(node as DomElement));
+    else item.children.push({ kind: 'other' });
+  }
+  return item;
+}
+
+/** The element's text content, as the collapsed document has it. */
+function textOf(item: Item): string {
+  if (item.kind === 'text') return item.text;
+  if (item.kind === 'other') return '';
+  if (item.text !== undefined) return item.text;
+  item.text = item.raw ?? item.children.map(textOf).join('');
+  return item.text;
+}
+
+/** No text but whitespace, and no void or meaningful-when-blank element, itself or inside. */
+function isBlank(item: ElementItem): boolean {
+  if (item.blank !== undefined) return item.blank;
+  let blank: boolean;
+  if (VOID.has(item.name) || MEANINGFUL_WHEN_BLANK.has(item.name)) blank = false;
+  else if (item.raw !== undefined) blank = /^\s*$/.test(item.raw) && !holdsKept(item.element);
+  else blank = item.children.every((child) => (child.kind === 'element' ? isBlank(child) : child.kind === 'other' || /^\s*$/.test(child.text)));
+  item.blank = blank;
+  return blank;
+}
+
+/** Whether a void or meaningful-when-blank element is inside `element` (read from the document: a `<pre>`'s children are not in the tree). */
+function holdsKept(element: DomElement): boolean {
+  for (const child of element.children) {
+    const name = child.nodeName.toUpperCase();
+    if (VOID.has(name) || MEANINGFUL_WHEN_BLANK.has(name) || holdsKept(child)) return true;
+  }
+  return false;
+}
+
+const NO_SPACE = { leading: '', trailing: '' };
+
+/**
+ * turndown's flanking whitespace of an inline element: the whitespace at the edges of its text
+ * is moved outside its Markdown (`**bold **` would not be bold), unless the text beside it
+ * already ends (or starts) with a space.
+ */
+function flankingSpace(item: ElementItem, siblings: readonly Item[], index: number): { leading: string; trailing: string } {
+  const text = textOf(item);
+  if (text === '' || (!isSpace(text[0]!) && !isSpace(text[text.length - 1]!))) return NO_SPACE;
+  let lead = 0;
+  while (lead < text.length && isSpace(text[lead]!)) lead += 1;
+  let leading = text.slice(0, lead);
+  let trailing = '';
+  if (lead < text.length) {
+    let end = text.length;
+    while (end > 0 && isSpace(text[end - 1]!)) end -= 1;
+    trailing = text.slice(end);
+  }
+  let asciiLead = 0;
+  while (asciiLead < leading.length && isAsciiSpace(leading[asciiLead]!)) asciiLead += 1;
+  let asciiTrail = 0;
+  while (asciiTrail < trailing.length && isAsciiSpace(trailing[trailing.length - 1 - asciiTrail]!)) asciiTrail += 1;
+  if (asciiLead > 0 && flankedBySpace(siblings[index - 1], 'left')) leading = leading.slice(asciiLead);
+  if (asciiTrail > 0 && flankedBySpace(siblings[index + 1], 'right')) trailing = trailing.slice(0, trailing.length - asciiTrail);
+  return { leading, trailing };
+}
+
+function flankedBySpace(sibling: Item | undefined, side: 'left' | 'right'): boolean {
+  if (sibling === undefined || sibling.kind === 'other') return false;
+  if (sibling.kind === 'element' && BLOCK.has(sibling.name)) return false;
+  const text = textOf(sibling);
+  return side === 'left' ? text.endsWith(' ') : text.startsWith(' ');
+}
+
+// ---- writing -------------------------------------------------------------------------------
+
+/**
+ * Appends `replacement` to `output` as turndown joins blocks: the newlines where they meet
+ * become the larger of the two runs, at most two. Only the last part is ever trimmed, so a large
+ * output is never copied.
+ */
+function join(output: string[], replacement: string): void {
+  const tail = output.pop() ?? '';
+  const before = trimTrailingNewlines(tail);
+  const after = trimLeadingNewlines(replacement);
+  const newlines = Math.max(tail.length - before.length, replacement.length - after.length);
+  const separator = '\n\n'.slice(0, newlines);
+  if (before !== '') output.push(before);
+  if (separator !== '') output.push(separator);
+  if (after !== '') output.push(after);
+}
+
+interface Writer {
+  linksInline: boolean;
+}
+
+function writeChildren(items: readonly Item[], inCode: boolean, writer: Writer): string {
+  const output: string[] = [];
+  let elementIndex = 0;
+  for (let index = 0; index < items.length; index += 1) {
+    const item = items[index]!;
+    if (item.kind === 'text') join(output, inCode ? item.text : escapeText(item.text));
+    else if (item.kind === 'element') join(output, writeElement(item, items, index, elementIndex++, inCode, writer));
+    else join(output, '');
+  }
+  return output.join('');
+}
+
+/**
+ * One element as Markdown. `elementIndex` is its place among its parent's element children (a
+ * numbered list item's number).
+ */
+function writeElement(item: ElementItem, siblings: readonly Item[], index: number, elementIndex: number, inCode: boolean, writer: Writer): string {
+  const block = BLOCK.has(item.name);
+  const space = block ? NO_SPACE : flankingSpace(item, siblings, index);
+  if (isBlank(item)) return space.leading + (block ? '\n\n' : '') + space.trailing;
+  const rule = item.name.toUpperCase();
+  let content = rule === 'PRE' ? '' : writeChildren(item.children, inCode || item.name === 'CODE', writer);
+  if (space.leading !== '' || space.trailing !== '') content = content.trim();
+  return space.leading + replacement(rule, content, item, siblings, index, elementIndex, writer) + space.trailing;
+}
+
+function replacement(rule: string, content: string, item: ElementItem, siblings: readonly Item[], index: number, elementIndex: number, writer: Writer): string {
+  const node = item.element;
+  switch (rule) {
+    case 'IMG': {
+      const src = node.getAttribute('src') ?? '';
+      if (!writer.linksInline || !/^https?:/i.test(src)) return '';
+      const alt = (node.getAttribute('alt') ?? '').replace(/\s+/g, ' ').replace(/[[\]]/g, '\\$&').trim();
+      return `![${alt}](${src.replace(/[()\s]/g, (character: string) => encodeURIComponent(character))})`;
+    }
+    case 'A': {
+      const text = content.trim();
+      if (text === '') return '';
+      const href = node.getAttribute('href') ?? '';
+      if (!writer.linksInline || !/^(https?|mailto|ftp):/i.test(href)) return content;
+      const title = node.getAttribute('title');
+      const quoted = title ? ` "${title.replace(/"/g, '\\"').replace(/\s+/g, ' ')}"` : '';
+      return `[${text}](${href.replace(/[()\s]/g, (character: string) => encodeURIComponent(character))}${quoted})`;
+    }
+    case 'PRE': {
+      const code = trimLeadingNewlines(item.raw ?? '').trimEnd();
+      if (code.trim() === '') return '';
+      let longest = 2;
+      for (const run of code.matchAll(/`+/g)) longest = Math.max(longest, run[0].length);
+      const fence = '`'.repeat(longest + 1);
+      return `\n\n${fence}${codeLanguage(node)}\n${code}\n${fence}\n\n`;
+    }
+    case 'TABLE':
+      return renderTable(content, node);
+    case 'TR':
+      return `${ROW}${node.parentElement?.localName === 'thead' ? 'h' : 'd'}${CELL_TEXT}${content}${ROW_END}`;
+    case 'TH':
+    case 'TD':
+      return `${CELL}${rule === 'TH' ? 'h' : 'd'},${span(node, 'colspan')},${span(node, 'rowspan')}${CELL_TEXT}${cellText(content)}${CELL_END}`;
+    case 'DEL':
+    case 'S':
+    case 'STRIKE':
+      return `~${content}~`;
+    case 'P':
+      return `\n\n${content}\n\n`;
+    case 'BR':
+      return '  \n';
+    case 'BLOCKQUOTE':
+      return `\n\n${trimTrailingNewlines(trimLeadingNewlines(content)).replace(/^/gm, '> ')}\n\n`;
+    case 'UL':
+    case 'OL': {
+      const parent = node.parentNode as (DomElement & { lastElementChild: DomElement | null }) | null;
+      if (parent !== null && parent.nodeName === 'LI' && parent.lastElementChild === node) return `\n${content}`;
+      return `\n\n${content}\n\n`;
+    }
+    case 'LI': {
+      let prefix = '-   ';
+      const parent = node.parentNode as DomElement | null;
+      if (parent !== null && parent.nodeName === 'OL') {
+        const start = parent.getAttribute('start');
+        prefix = `${start ? Number(start) + elementIndex : elementIndex + 1}.  `;
+      }
+      const paragraph = content.endsWith('\n');
+      const text = trimTrailingNewlines(trimLeadingNewlines(content)) + (paragraph ? '\n' : '');
+      return prefix + text.replace(/\n/g, `\n${' '.repeat(prefix.length)}`) + (index + 1 < siblings.length ? '\n' : '');
+    }
+    case 'HR':
+      return '\n\n---\n\n';
+    case 'EM':
+    case 'I':
+      return content.trim() === '' ? '' : `_${content}_`;
+    case 'STRONG':
+    case 'B':
+      return content.trim() === '' ? '' : `**${content}**`;
+    case 'CODE': {
+      // A `<pre>`'s only child is its code block, written by the `<pre>`.
+      if ((node.parentNode as DomNode | null)?.nodeName === 'PRE' && siblings.length === 1) return content;
+      if (content === '') return '';
+      const code = content.replace(/\r?\n|\r/g, ' ');
+      const extraSpace = /^`|^ .*?[^ ].* $|`$/.test(code) ? ' ' : '';
+      const runs: string[] = code.match(/`+/gm) ?? [];
+      let delimiter = '`';
+      while (runs.includes(delimiter)) delimiter += '`';
+      return delimiter + extraSpace + code + extraSpace + delimiter;
+    }
+    default:
+      if (HEADINGS.has(rule)) {
+        const text = content.replace(/\s*\n+\s*/g, ' ').trim();
+        if (text === '' || /^[\s#*_`~\\-]*$/.test(text)) return '';
+        return `\n\n${'#'.repeat(Number(rule.charAt(1)))} ${text}\n\n`;
+      }
+      return BLOCK.has(item.name) ? `\n\n${content}\n\n` : content;
+  }
+}
+
+/** `root` (its children) as Markdown. The document is only read. */
 export function toMarkdown(root: DomElement, options: { linksInline: boolean }): string {
-  const service = options.linksInline ? services.inline : services.plain;
-  const input = Object.assign(root, { cloneNode: () => root });
-  const raw = service
-    .turndown(input as unknown as TurndownService.Node)
-    .replace(/\u0002[hd],\d+,\d+\u0003/g, '')
-    .replace(MARKERS, ' ');
-  return tidy(raw);
+  let output = writeChildren(readTree(root), false, { linksInline: options.linksInline });
+  let start = 0;
+  while (start < output.length && (output[start] === '\t' || output[start] === '\r' || output[start] === '\n')) start += 1;
+  output = output.slice(start).trimEnd();
+  return tidy(output.replace(/\u0002[hd],\d+,\d+\u0003/g, '').replace(MARKERS, ' '));
 }
 
 /** Trailing spaces, runs of spaces between words (left by dropped links and images) and runs of blank lines go; code blocks stay as they are. */
