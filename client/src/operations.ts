@@ -99,6 +99,20 @@ export const OPERATIONS = {
       "job"
     ]
   },
+  "getAdminMonitors": {
+    "method": "GET",
+    "path": "/admin/monitors",
+    "input": "query",
+    "pathParams": []
+  },
+  "getAdminMonitorsByMonitor": {
+    "method": "GET",
+    "path": "/admin/monitors/{monitor}",
+    "input": "query",
+    "pathParams": [
+      "monitor"
+    ]
+  },
   "getAdminPlans": {
     "method": "GET",
     "path": "/admin/plans",
@@ -214,6 +228,22 @@ export const OPERATIONS = {
     "path": "/v1/map",
     "input": "body",
     "pathParams": []
+  },
+  "postAdminMonitorsByMonitorPause": {
+    "method": "POST",
+    "path": "/admin/monitors/{monitor}/pause",
+    "input": "query",
+    "pathParams": [
+      "monitor"
+    ]
+  },
+  "postAdminMonitorsByMonitorResume": {
+    "method": "POST",
+    "path": "/admin/monitors/{monitor}/resume",
+    "input": "query",
+    "pathParams": [
+      "monitor"
+    ]
   },
   "postAdminPlansRenew": {
     "method": "POST",

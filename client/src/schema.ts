@@ -64,6 +64,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/monitors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List wallet monitors
+         * @description Every user's wallet monitors, newest first; `user`, `chain` and `status` narrow the list. A field the route does not take is a 422.
+         */
+        get: operations["getAdminMonitors"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/monitors/{monitor}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A wallet monitor
+         * @description Any user’s monitor, with its addresses, the block its chain’s follower has processed, its events by delivery state and its newest deliveries.
+         */
+        get: operations["getAdminMonitorsByMonitor"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/monitors/{monitor}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a monitor
+         * @description Pauses any user’s monitor (`paused`; one paused for want of credits too): new blocks are not matched for it and its paid events wait; its receiver is told by a free `chain.monitor_paused` event. Only the operator resumes it; its owner’s `PATCH` answers 409. A monitor already paused by the operator is answered as it is.
+         */
+        post: operations["postAdminMonitorsByMonitorPause"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/monitors/{monitor}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a monitor
+         * @description Resumes a paused monitor, whichever way it was paused: its waiting events are delivered in order and new blocks are matched again (transfers mined while it was paused are not sent). An active monitor is answered as it is.
+         */
+        post: operations["postAdminMonitorsByMonitorResume"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/plans": {
         parameters: {
             query?: never;
@@ -552,7 +632,7 @@ export interface paths {
         head?: never;
         /**
          * Resume a paused monitor
-         * @description `{"status":"active"}` resumes a monitor paused for want of credits: its waiting events are delivered, oldest first, and it watches new blocks again (transfers mined while it was paused are not sent). 403 when the balance cannot pay one event.
+         * @description `{"status":"active"}` resumes a monitor paused for want of credits: its waiting events are delivered, oldest first, and it watches new blocks again (transfers mined while it was paused are not sent). 403 when the balance cannot pay one event; 409 when the operator paused it (only the operator resumes it).
          *
          *     Billed to the **blockchain** balance, only on success.
          */
@@ -1620,6 +1700,500 @@ export interface operations {
                         id: string;
                         /** @description queued, running, completed, cancelled, failed or stopped_no_credits. */
                         status: "queued" | "running" | "completed" | "cancelled" | "failed" | "stopped_no_credits";
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token is not an owner account's. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This action is unauthorized."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    getAdminMonitors: {
+        parameters: {
+            query?: {
+                chain?: "ethereum" | "base" | "polygon" | "arbitrum" | "optimism" | "bsc" | "bitcoin";
+                limit?: number;
+                status?: "active" | "paused_no_credits" | "paused";
+                user?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The monitors. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "5f0c1b8e-2a4d-4c6e-8f10-3b2a1c0d9e8f",
+                     *           "user": 2,
+                     *           "chain": "ethereum",
+                     *           "status": "active",
+                     *           "addresses": 1,
+                     *           "webhook_url": "https://example.com/hooks/chain",
+                     *           "asset": "all",
+                     *           "min_value": "0",
+                     *           "confirmations": 12,
+                     *           "from_block": 21000000,
+                     *           "created_at": "2026-11-26T10:00:00.123000Z",
+                     *           "updated_at": "2026-11-26T10:00:00.123000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** @description How many addresses it watches. */
+                            addresses: number;
+                            /** @description `native`, `token` or `all`. */
+                            asset: string;
+                            chain: string;
+                            confirmations: number;
+                            /**
+                             * @description ISO 8601 UTC with microseconds.
+                             * @example 2026-11-26T10:00:00.123000Z
+                             */
+                            created_at: string;
+                            /** @description The first block it watches. */
+                            from_block: number;
+                            /** @description The monitor id (a UUID). */
+                            id: string;
+                            /** @description Smallest value matched, in base units. */
+                            min_value: string;
+                            /** @description `active`, `paused_no_credits` (its owner’s balance could not pay; the owner resumes it) or `paused` (by the operator, who alone resumes it). */
+                            status: "active" | "paused_no_credits" | "paused";
+                            /**
+                             * @description ISO 8601 UTC with microseconds.
+                             * @example 2026-11-26T10:00:00.123000Z
+                             */
+                            updated_at: string;
+                            /** @description The user the monitor belongs to. */
+                            user: number;
+                            webhook_url: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token is not an owner account's. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This action is unauthorized."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    getAdminMonitorsByMonitor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The monitor id (a UUID). */
+                monitor: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The monitor. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "monitor": {
+                     *         "id": "5f0c1b8e-2a4d-4c6e-8f10-3b2a1c0d9e8f",
+                     *         "user": 2,
+                     *         "chain": "ethereum",
+                     *         "status": "active",
+                     *         "addresses": [
+                     *           "0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045"
+                     *         ],
+                     *         "webhook_url": "https://example.com/hooks/chain",
+                     *         "asset": "all",
+                     *         "min_value": "0",
+                     *         "confirmations": 12,
+                     *         "from_block": 21000000,
+                     *         "created_at": "2026-11-26T10:00:00.123000Z",
+                     *         "updated_at": "2026-11-26T10:00:00.123000Z",
+                     *         "processed_block": 21000420,
+                     *         "events": {
+                     *           "pending": 0,
+                     *           "delivered": 3,
+                     *           "failed": 0
+                     *         },
+                     *         "recent_events": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        monitor: {
+                            /** @description The watched addresses, in the chain’s form. */
+                            addresses: string[];
+                            /** @description `native`, `token` or `all`. */
+                            asset: string;
+                            chain: string;
+                            confirmations: number;
+                            /**
+                             * @description ISO 8601 UTC with microseconds.
+                             * @example 2026-11-26T10:00:00.123000Z
+                             */
+                            created_at: string;
+                            /** @description Its events by delivery state (kept 7 days). */
+                            events: {
+                                delivered: number;
+                                failed: number;
+                                pending: number;
+                            };
+                            /** @description The first block it watches. */
+                            from_block: number;
+                            /** @description The monitor id (a UUID). */
+                            id: string;
+                            /** @description Smallest value matched, in base units. */
+                            min_value: string;
+                            /** @description The last block the chain’s follower processed (shared by every monitor of the chain); null before its first step. */
+                            processed_block: number | null;
+                            /** @description The newest 20 deliveries, newest first. */
+                            recent_events: {
+                                attempts: number;
+                                /**
+                                 * @description ISO 8601 UTC with microseconds.
+                                 * @example 2026-11-26T10:00:00.123000Z
+                                 */
+                                created_at: string;
+                                /** @description Null until delivered. */
+                                delivered_at: string | null;
+                                /** @description The event id (`Gleaner-Event-Id`). */
+                                id: string;
+                                /** @description Why the last attempt failed. */
+                                last_error: string | null;
+                                /** @description The receiver's HTTP status at the last attempt; null when none answered. */
+                                last_status: number | null;
+                                /** @description `pending` (due or being retried), `delivered` (answered 2xx) or `failed` (given up). */
+                                status: "pending" | "delivered" | "failed";
+                                /** @description `chain.transfer`, `chain.transfer_reverted` or `chain.monitor_paused`. */
+                                type: string;
+                            }[];
+                            /** @description `active`, `paused_no_credits` (its owner’s balance could not pay; the owner resumes it) or `paused` (by the operator, who alone resumes it). */
+                            status: "active" | "paused_no_credits" | "paused";
+                            /**
+                             * @description ISO 8601 UTC with microseconds.
+                             * @example 2026-11-26T10:00:00.123000Z
+                             */
+                            updated_at: string;
+                            /** @description The user the monitor belongs to. */
+                            user: number;
+                            webhook_url: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token is not an owner account's. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This action is unauthorized."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    postAdminMonitorsByMonitorPause: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The monitor id (a UUID). */
+                monitor: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The monitor’s status now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "5f0c1b8e-2a4d-4c6e-8f10-3b2a1c0d9e8f",
+                     *       "status": "paused"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        /** @description `active`, `paused_no_credits` (its owner’s balance could not pay; the owner resumes it) or `paused` (by the operator, who alone resumes it). */
+                        status: "active" | "paused_no_credits" | "paused";
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token is not an owner account's. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This action is unauthorized."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    postAdminMonitorsByMonitorResume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The monitor id (a UUID). */
+                monitor: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The monitor’s status now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "5f0c1b8e-2a4d-4c6e-8f10-3b2a1c0d9e8f",
+                     *       "status": "active"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        /** @description `active`, `paused_no_credits` (its owner’s balance could not pay; the owner resumes it) or `paused` (by the operator, who alone resumes it). */
+                        status: "active" | "paused_no_credits" | "paused";
                     };
                 };
             };
@@ -4515,7 +5089,7 @@ export interface operations {
                             id: string;
                             /** @description Smallest value matched, in base units. */
                             min_value: string;
-                            /** @description `active`, or `paused_no_credits` (the balance could not pay; PATCH it back to active). */
+                            /** @description `active`, `paused_no_credits` (the balance could not pay; PATCH it back to active) or `paused` (by the operator, who alone resumes it). */
                             status: string;
                             webhook_url: string;
                         }[];
@@ -4633,7 +5207,7 @@ export interface operations {
                         id: string;
                         /** @description Smallest value matched, in base units. */
                         min_value: string;
-                        /** @description `active`, or `paused_no_credits` (the balance could not pay; PATCH it back to active). */
+                        /** @description `active`, `paused_no_credits` (the balance could not pay; PATCH it back to active) or `paused` (by the operator, who alone resumes it). */
                         status: string;
                         webhook_url: string;
                     };
@@ -4760,7 +5334,7 @@ export interface operations {
                         id: string;
                         /** @description Smallest value matched, in base units. */
                         min_value: string;
-                        /** @description `active`, or `paused_no_credits` (the balance could not pay; PATCH it back to active). */
+                        /** @description `active`, `paused_no_credits` (the balance could not pay; PATCH it back to active) or `paused` (by the operator, who alone resumes it). */
                         status: string;
                         webhook_url: string;
                     };
@@ -4949,7 +5523,7 @@ export interface operations {
                         id: string;
                         /** @description Smallest value matched, in base units. */
                         min_value: string;
-                        /** @description `active`, or `paused_no_credits` (the balance could not pay; PATCH it back to active). */
+                        /** @description `active`, `paused_no_credits` (the balance could not pay; PATCH it back to active) or `paused` (by the operator, who alone resumes it). */
                         status: string;
                         webhook_url: string;
                     };
@@ -4992,6 +5566,20 @@ export interface operations {
                     /**
                      * @example {
                      *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description It conflicts with what exists (see the message). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The Stripe customer cus_NffrFeUfNV2Hib is already linked to user 2."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

@@ -34,7 +34,7 @@ const Monitor = Type.Object({
   chain: Type.String(),
   addresses: Type.Array(Type.String()),
   webhook_url: Type.String(),
-  status: Type.String({ description: '`active`, or `paused_no_credits` (the balance could not pay; PATCH it back to active).' }),
+  status: Type.String({ description: '`active`, `paused_no_credits` (the balance could not pay; PATCH it back to active) or `paused` (by the operator, who alone resumes it).' }),
   asset: Type.String({ description: '`native`, `token` or `all`.' }),
   min_value: Type.String({ description: 'Smallest value matched, in base units.' }),
   confirmations: Type.Integer({ description: 'Blocks on top of a transfer’s (its own included) before it is sent.' }),
@@ -206,7 +206,7 @@ export const resumeMonitorEndpoint = defineEndpoint({
   operationId: 'resumeChainMonitor',
   summary: 'Resume a paused monitor',
   description:
-    '`{"status":"active"}` resumes a monitor paused for want of credits: its waiting events are delivered, oldest first, and it watches new blocks again (transfers mined while it was paused are not sent). 403 when the balance cannot pay one event.',
+    '`{"status":"active"}` resumes a monitor paused for want of credits: its waiting events are delivered, oldest first, and it watches new blocks again (transfers mined while it was paused are not sent). 403 when the balance cannot pay one event; 409 when the operator paused it (only the operator resumes it).',
   tag: 'Blockchain',
   input: 'body',
   objectBody: true,
@@ -214,11 +214,12 @@ export const resumeMonitorEndpoint = defineEndpoint({
   billing: { product: 'blockchain', operation: 'chain_event', units: () => 0 },
   history: true,
   success: { status: 200, description: 'The monitor as it is now.', schema: Monitor, example: monitorExample },
-  errors: [403, 404],
+  errors: [403, 404, 409],
   async handler({ input, services, user, meter }) {
     const row = await services.jobs.monitors.store.get(input.id, user.id);
     if (!row) throw httpErrors.notFound();
     if (row.status === 'active') return { body: monitorView(row) };
+    if (row.status === 'paused') throw httpErrors.conflict('This monitor was paused by the operator.');
     if ((await meter.affordable()) < 1) throw httpErrors.insufficientCredits();
     const resumed = await services.jobs.monitors.resume(row.id, user.id);
     if (!resumed) throw httpErrors.notFound();

@@ -13,6 +13,7 @@ import { imageEndpoint, pdfEndpoint } from './extraction.ts';
 import { FORUM_ENDPOINTS } from './forum.ts';
 import { ADMIN_ENDPOINTS } from './admin.ts';
 import { ADMIN_JOB_ENDPOINTS } from './admin-jobs.ts';
+import { ADMIN_MONITOR_ENDPOINTS } from './admin-monitors.ts';
 import { MICROBLOG_ENDPOINTS } from './microblog.ts';
 import { VIDEO_ENDPOINTS } from './video.ts';
 import { FREELANCE_ENDPOINTS } from './freelance.ts';
@@ -42,5 +43,6 @@ export const ENDPOINTS: readonly Endpoint[] = [
   ...WEBHOOK_SECRET_ENDPOINTS,
   ...ADMIN_ENDPOINTS,
   ...ADMIN_JOB_ENDPOINTS,
+  ...ADMIN_MONITOR_ENDPOINTS,
   upstreamsEndpoint,
 ];

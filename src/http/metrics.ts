@@ -35,10 +35,14 @@ export async function registerMetrics(app: FastifyInstance, services: Services):
     // The breaker's store: shared by the replicas in scaled mode, so every process reports the same circuits.
     circuits: () => services.capabilities.runtime.breaker.states(),
     jobs: async () => ({ byStatus: await services.jobs.store.countByStatus(), queues: await services.jobs.depth() }),
+    monitors: () => services.monitors.store.countByStatus(),
   });
   // Every upstream call's verdict and every circuit change.
   const stopWatchingUpstreams = services.capabilities.observeUpstreams((event) => metrics.upstream(event));
   const stopWatchingJobs = services.jobs.observe((event) => metrics.job(event));
+  // The wallet monitors' follower steps and event deliveries, per chain.
+  const stopWatchingFollowers = services.monitors.observeFollower((event) => metrics.monitors.step(event));
+  const stopWatchingMonitorDeliveries = services.monitors.observeDeliveries((event) => metrics.monitors.delivery(event));
 
   // Every answer, by route template (never the raw URL: ids would make one series per user).
   app.addHook('onResponse', async (request, reply) => {
@@ -75,6 +79,8 @@ export async function registerMetrics(app: FastifyInstance, services: Services):
   app.addHook('onClose', async () => {
     stopWatchingUpstreams();
     stopWatchingJobs();
+    stopWatchingFollowers();
+    stopWatchingMonitorDeliveries();
     forgetListener();
     await listener?.close();
   });

@@ -9,6 +9,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { RuntimeEvent } from '../core/upstream-events.ts';
 import type { JobEvent } from '../core/job-events.ts';
 import { ConfigError, type EnvReader } from '../core/env.ts';
+import { MonitorMetrics, type MonitorCounts } from './monitors.ts';
 
 export interface MetricsSettings {
   /** A separate listener serving only /metrics (off by default). */
@@ -28,7 +29,7 @@ export function metricsSettings(env: EnvReader): MetricsSettings {
 
 /** What the gauges read at scrape time. */
 export interface MetricsSources {
-  pools(): Array<{ pool: string; workers: number; busy: number; queued: number; recycled?: number; memoryBytes?: number; memoryKills?: number }>;
+  pools(): Array<{ pool: string; workers: number; busy: number; queued: number; recycled?: number; memoryBytes?: number; memoryKills?: number; userWaits?: number }>;
   /** Credit holds of requests in flight (or left by a stopped process until swept). */
   holds(): Promise<{ count: number; credits: number }>;
   /**
@@ -40,6 +41,8 @@ export interface MetricsSources {
   circuits?(): Promise<Map<string, { openUntil: number }>>;
   /** Jobs per status (all processes: the database's count), and queue tasks waiting and running. */
   jobs?(): Promise<{ byStatus: Array<{ status: string; jobs: number }>; queues: Array<{ queue: string; queued: number; active: number }> }>;
+  /** Wallet monitors per chain and status (all processes: the database's count). */
+  monitors?: MonitorCounts;
 }
 
 /** Seconds; from a cached search (~ms) to a 30-page scanned PDF (~a minute). */
@@ -57,6 +60,8 @@ export class GleanerMetrics {
   readonly #webhooks: Counter<'outcome'>;
   /** Upstreams whose circuit has a series (never dropped: a closed circuit reads 0, not nothing). */
   readonly #circuitSeen: Set<string>;
+  /** The wallet monitors' follower steps and deliveries (./monitors.ts). */
+  readonly monitors: MonitorMetrics;
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
@@ -176,12 +181,23 @@ export class GleanerMetrics {
         for (const p of sources.pools()) if (p.memoryKills !== undefined) this.inc({ pool: p.pool }, p.memoryKills);
       },
     });
+    new Counter({
+      name: 'gleaner_pool_user_waits_total',
+      help: "Tasks that waited while a worker was free because their user already kept its bound of workers busy (POOL_USER_CONCURRENCY, BROWSER_USER_CONCURRENCY): one user's flood held back.",
+      labelNames: ['pool'],
+      registers,
+      collect() {
+        this.reset();
+        for (const p of sources.pools()) if (p.userWaits !== undefined) this.inc({ pool: p.pool }, p.userWaits);
+      },
+    });
     this.#jobPages = new Counter({
       name: 'gleaner_job_pages_total',
       help: 'Pages of crawl and batch jobs worked on by this process: delivered (and billed), failed (the target could not be read) or skipped (the job ended first).',
       labelNames: ['outcome'],
       registers,
     });
+    this.monitors = new MonitorMetrics(this.registry, sources.monitors);
     this.#webhooks = new Counter({
       name: 'gleaner_webhook_deliveries_total',
       help: 'Webhook delivery attempts by outcome: delivered, retry (to be tried again), refused (private address), expired (24 h of failures).',

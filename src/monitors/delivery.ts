@@ -42,16 +42,22 @@ export interface DeliveryDeps {
 
 export type DeliveryOutcome = 'delivered' | 'retry' | 'refused' | 'expired';
 
+/** One attempt's outcome, and the chain of the monitor it was for (metrics count per chain). */
+export interface DeliveryEvent {
+  chain: string;
+  outcome: DeliveryOutcome;
+}
+
 export class MonitorDelivery {
   readonly #deps: DeliveryDeps;
-  readonly #listeners = new Set<(outcome: DeliveryOutcome) => void>();
+  readonly #listeners = new Set<(event: DeliveryEvent) => void>();
 
   constructor(deps: DeliveryDeps) {
     this.#deps = deps;
   }
 
   /** Watches attempts (metrics, tests). */
-  observe(listener: (outcome: DeliveryOutcome) => void): () => void {
+  observe(listener: (event: DeliveryEvent) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }
@@ -82,8 +88,8 @@ export class MonitorDelivery {
     if (!(await this.#lease(monitorId))) return;
     try {
       while (!signal.aborted) {
-        const [next] = await this.#deps.db.query<{ event_id: string; billable: boolean; due: boolean; user_id: number }>(
-          `SELECT e.event_id, e.billable, e.next_attempt_at <= clock_timestamp() AS due, m.user_id::int AS user_id
+        const [next] = await this.#deps.db.query<{ event_id: string; billable: boolean; due: boolean; user_id: number; chain: string }>(
+          `SELECT e.event_id, e.billable, e.next_attempt_at <= clock_timestamp() AS due, m.user_id::int AS user_id, m.chain
              FROM chain_monitor_events e
              JOIN webhook_events w ON w.id = e.event_id AND w.state = 'pending'
              JOIN chain_monitors m ON m.id = e.monitor_id
@@ -104,13 +110,14 @@ export class MonitorDelivery {
   }
 
   /** One attempt of one event: 'next' when the monitor's following event may go now, 'stop' otherwise. */
-  async #attempt(monitorId: string, next: { event_id: string; billable: boolean; user_id: number }, signal: AbortSignal): Promise<'next' | 'stop'> {
+  async #attempt(monitorId: string, next: { event_id: string; billable: boolean; user_id: number; chain: string }, signal: AbortSignal): Promise<'next' | 'stop'> {
+    const tell = (outcome: DeliveryOutcome) => this.#tell({ chain: next.chain, outcome });
     const { db, ledger, events, secrets, outbound } = this.#deps;
     const event = await events.load(next.event_id);
     if (!event || event.state !== 'pending') return 'next';
     if (Date.now() - new Date(event.createdAt).getTime() > WEBHOOK_RETRY_WINDOW_SECONDS * 1000) {
       await events.markFailed(event.id, 'not delivered within 24 hours');
-      this.#tell('expired');
+      tell('expired');
       return 'next';
     }
     let requestId: string | undefined;
@@ -135,20 +142,20 @@ export class MonitorDelivery {
         const marked = await events.markDelivered(event.id, result.status);
         if (requestId) await ledger.settle(requestId, marked ? held : 0);
         held = 0;
-        this.#tell('delivered');
+        tell('delivered');
         return 'next';
       }
       if (requestId) await ledger.settle(requestId, 0);
       held = 0;
       if (result.kind === 'refused') {
         await events.markFailed(event.id, result.error);
-        this.#tell('refused');
+        tell('refused');
         return 'next';
       }
       await events.markAttempt(event.id, { status: result.status, error: result.error });
       const delay = nextDelaySeconds(event.attempts + 1, { baseSeconds: this.#deps.retryBaseSeconds });
       await db.query('UPDATE chain_monitor_events SET next_attempt_at = clock_timestamp() + make_interval(secs => $2) WHERE event_id = $1', [event.id, delay]);
-      this.#tell('retry');
+      tell('retry');
       return 'stop';
     } catch (error) {
       if (requestId && held) await ledger.settle(requestId, 0).catch(() => {});
@@ -166,8 +173,14 @@ export class MonitorDelivery {
     return rows.length > 0;
   }
 
-  #tell(outcome: DeliveryOutcome): void {
-    for (const listener of this.#listeners) listener(outcome);
+  #tell(event: DeliveryEvent): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(event);
+      } catch {
+        // A watcher's failure is not the delivery's.
+      }
+    }
   }
 }
 

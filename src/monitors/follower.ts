@@ -51,6 +51,9 @@ export interface StepResult {
   events: number;
   /** A reorg was found and walked back. */
   reorg: boolean;
+  /** The chain's head as this step read it, and the last block processed after it (the cursor): absent when the step read no head. */
+  head?: number;
+  processed?: number;
 }
 
 interface Cursor {
@@ -110,18 +113,19 @@ export class ChainFollower {
     if (cursor.number === null || cursor.hash === null || cursor.number < first - 1) {
       const start = Math.min(first - 1, head);
       const block = await this.#block(start, context);
-      await db.transaction(async (tx) => {
-        if (!(await this.#moveCursor(tx, cursor, { number: start, hash: block.hash }))) return;
+      const moved = await db.transaction(async (tx) => {
+        if (!(await this.#moveCursor(tx, cursor, { number: start, hash: block.hash }))) return false;
         await this.#storeBlocks(tx, [block]);
+        return true;
       });
-      return { ...idle, led: true };
+      return moved ? { ...idle, led: true, head, processed: start } : { ...idle, led: true };
     }
 
     const at = { number: cursor.number, hash: cursor.hash };
     if (head < at.number) {
       // The node's chain is shorter than what was processed: its end was replaced.
-      await this.#walkBack(cursor, head, context);
-      return { ...idle, led: true, reorg: true };
+      const fork = await this.#walkBack(cursor, head, context);
+      return { ...idle, led: true, reorg: true, head, processed: fork ?? at.number };
     }
 
     const from = at.number + 1;
@@ -129,16 +133,17 @@ export class ChainFollower {
     const blocks: BlockRef[] = [];
     for (let n = from; n <= to; n++) blocks.push(await this.#block(n, context));
     if (blocks.length > 0 && blocks[0].parent_hash !== at.hash) {
-      await this.#walkBack(cursor, at.number, context);
-      return { ...idle, led: true, reorg: true };
+      const fork = await this.#walkBack(cursor, at.number, context);
+      return { ...idle, led: true, reorg: true, head, processed: fork ?? at.number };
     }
+    // The chain changed while it was being read: the next step reads it again.
+    const unread: StepResult = { ...idle, led: true, head, processed: at.number };
     for (let i = 1; i < blocks.length; i++) {
-      // The chain changed while it was being read: the next step reads it again.
-      if (blocks[i].parent_hash !== blocks[i - 1].hash) return { ...idle, led: true };
+      if (blocks[i].parent_hash !== blocks[i - 1].hash) return unread;
     }
     const transfers = blocks.length > 0 ? await reader.transfersInBlocks(from, to, context) : [];
     const hashes = new Map(blocks.map((block) => [block.number, block.hash]));
-    if (transfers.some((transfer) => hashes.get(transfer.block_number) !== transfer.block_hash)) return { ...idle, led: true };
+    if (transfers.some((transfer) => hashes.get(transfer.block_number) !== transfer.block_hash)) return unread;
 
     const monitors = await this.#filters(transfers, to);
     const matches = matchTransfers(this.#options.kind, transfers, monitors);
@@ -155,7 +160,9 @@ export class ChainFollower {
       }
       return reverted + sent;
     });
-    return { led: true, blocks: events < 0 ? 0 : blocks.length, events: Math.max(0, events), reorg: false };
+    // Another process moved the cursor meanwhile: nothing of this step was committed, and where the chain is is that process's to say.
+    if (events < 0) return { ...idle, led: true };
+    return { led: true, blocks: blocks.length, events, reorg: false, head, processed: last.number };
   }
 
   /** Gives the lease up (a clean shutdown): another process may follow at once. */
@@ -307,7 +314,7 @@ export class ChainFollower {
    * hash, and moves the cursor there. Transfers of the blocks above it are orphaned (sent ones) or
    * dropped (waiting ones); the next steps read the new branch and revert what it does not carry.
    */
-  async #walkBack(cursor: Cursor, top: number, context: CallContext): Promise<void> {
+  async #walkBack(cursor: Cursor, top: number, context: CallContext): Promise<number | undefined> {
     const { db, chain, reader, logger } = this.#options;
     const stored = await db.query<{ number: number; hash: string }>(
       'SELECT number::int AS number, hash FROM chain_blocks WHERE chain = $1 AND number <= $2 ORDER BY number DESC',
@@ -328,14 +335,16 @@ export class ChainFollower {
       logger?.error({ chain, from: cursor.number, to: number }, 'chain reorganisation deeper than the blocks kept');
     }
     logger?.warn({ chain, from: cursor.number, fork: fork.number }, 'chain reorganisation: reading the new branch');
-    await db.transaction(async (tx) => {
-      if (!(await this.#moveCursor(tx, cursor, fork))) return;
+    const forkAt = fork.number;
+    return db.transaction(async (tx) => {
+      if (!(await this.#moveCursor(tx, cursor, fork))) return undefined;
       await tx.query('DELETE FROM chain_blocks WHERE chain = $1 AND number > $2', [chain, fork.number]);
       await tx.query(
         `UPDATE chain_matches SET state = CASE state WHEN 'sent' THEN 'orphaned' ELSE 'dropped' END
           WHERE chain = $1 AND block_number > $2 AND state IN ('waiting', 'sent')`,
         [chain, fork.number],
       );
+      return forkAt;
     });
   }
 }

@@ -16,7 +16,7 @@ import type { WebhookSecrets } from '../webhooks/secrets.ts';
 import { WebhookEventStore } from '../webhooks/events.ts';
 import { WEBHOOK_TIMEOUT_MS } from '../webhooks/delivery.ts';
 import { ChainFollower, type StepResult } from './follower.ts';
-import { MonitorDelivery, type DeliveryOutcome } from './delivery.ts';
+import { MonitorDelivery, type DeliveryEvent } from './delivery.ts';
 import { collectDailyFees } from './fees.ts';
 import { MonitorStore, type MonitorRow, type NewMonitor } from './store.ts';
 
@@ -97,7 +97,8 @@ export class MonitorService {
     return () => this.#followerListeners.delete(listener);
   }
 
-  observeDeliveries(listener: (outcome: DeliveryOutcome) => void): () => void {
+  /** Watches delivery attempts (metrics), with the chain of each event's monitor. */
+  observeDeliveries(listener: (event: DeliveryEvent) => void): () => void {
     return this.#delivery.observe(listener);
   }
 
@@ -147,7 +148,13 @@ export class MonitorService {
         const context = { signal: this.#stopping.signal, log: this.#deps.logger, requestId: `monitors:${chain}` };
         const result = await follower.step(context, () => collectDailyFees(this.#deps, chain));
         if (result.events > 0) this.#wakeDelivery?.();
-        for (const listener of this.#followerListeners) listener({ ...result, chain });
+        for (const listener of this.#followerListeners) {
+          try {
+            listener({ ...result, chain });
+          } catch {
+            // A watcher's failure is not the follower's.
+          }
+        }
       }),
     );
   }

@@ -10,7 +10,12 @@ import { isoMicros } from '../core/time.ts';
 import { WEBHOOK_EVENT_TTL_DAYS } from '../webhooks/events.ts';
 import type { MonitorAsset } from './matching.ts';
 
-export type MonitorStatus = 'active' | 'paused_no_credits';
+/**
+ * `active`; `paused_no_credits`: its owner's balance could not pay (the owner resumes it);
+ * `paused`: stopped by the operator (`gleaner monitors pause`), resumed only by the operator.
+ */
+export const MONITOR_STATUSES = ['active', 'paused_no_credits', 'paused'] as const;
+export type MonitorStatus = (typeof MONITOR_STATUSES)[number];
 
 export interface MonitorRow {
   id: string;
@@ -106,14 +111,72 @@ export class MonitorStore {
     return rows.length > 0;
   }
 
-  /** A paused monitor becomes active again; answers it as it is now. */
+  /**
+   * A monitor paused for want of credits becomes active again; answers it as it is now. One the
+   * operator paused stays paused: only the operator resumes it.
+   */
   async resume(id: string, userId: number): Promise<MonitorRow | undefined> {
     if (!isUuid(id)) return undefined;
     await this.#db.query(
-      `UPDATE chain_monitors SET status = 'active', updated_at = clock_timestamp() WHERE id = $1 AND user_id = $2 AND status <> 'active'`,
+      `UPDATE chain_monitors SET status = 'active', updated_at = clock_timestamp() WHERE id = $1 AND user_id = $2 AND status = 'paused_no_credits'`,
       [id, userId],
     );
     return this.get(id, userId);
+  }
+
+  /** Every user's monitors, newest first; `userId`, `chain` and `status` narrow the list. */
+  listAll(filter: { userId?: number; chain?: string; status?: MonitorStatus; limit: number }): Promise<MonitorRow[]> {
+    return this.#db.query<MonitorRow>(
+      `SELECT ${MONITOR_COLUMNS} FROM chain_monitors
+        WHERE ($1::bigint IS NULL OR user_id = $1) AND ($2::text IS NULL OR chain = $2) AND ($3::text IS NULL OR status = $3)
+        ORDER BY created_at DESC, id LIMIT $4`,
+      [filter.userId ?? null, filter.chain ?? null, filter.status ?? null, filter.limit],
+    );
+  }
+
+  /** Monitors per chain and status (every process's: the database's count). */
+  countByStatus(): Promise<Array<{ chain: string; status: string; monitors: number }>> {
+    return this.#db.query<{ chain: string; status: string; monitors: number }>(
+      'SELECT chain, status, count(*)::int AS monitors FROM chain_monitors GROUP BY chain, status ORDER BY chain, status',
+    );
+  }
+
+  /** A monitor's events by delivery state, and where its chain's follower is. */
+  async summary(id: string): Promise<{ events: Record<'pending' | 'delivered' | 'failed', number>; processed_block: number | null }> {
+    const rows = await this.#db.query<{ state: 'pending' | 'delivered' | 'failed'; events: number }>(
+      `SELECT w.state, count(*)::int AS events FROM chain_monitor_events e JOIN webhook_events w ON w.id = e.event_id WHERE e.monitor_id = $1 GROUP BY w.state`,
+      [id],
+    );
+    const events = { pending: 0, delivered: 0, failed: 0 };
+    for (const row of rows) events[row.state] = row.events;
+    const [cursor] = await this.#db.query<{ block_number: number | null }>(
+      'SELECT c.block_number::int AS block_number FROM chain_cursors c JOIN chain_monitors m ON m.chain = c.chain WHERE m.id = $1',
+      [id],
+    );
+    return { events, processed_block: cursor?.block_number ?? null };
+  }
+
+  /**
+   * The operator pauses a monitor (`paused`): new blocks are not matched for it and its paid
+   * events wait. Answers the row when this call paused it.
+   */
+  async pauseByOperator(tx: Queryable, id: string): Promise<MonitorRow | undefined> {
+    if (!isUuid(id)) return undefined;
+    const [row] = await tx.query<MonitorRow>(
+      `UPDATE chain_monitors SET status = 'paused', updated_at = clock_timestamp() WHERE id = $1 AND status <> 'paused' RETURNING ${MONITOR_COLUMNS}`,
+      [id],
+    );
+    return row;
+  }
+
+  /** The operator resumes a paused monitor, whichever way it was paused; answers the row when this call resumed it. */
+  async resumeByOperator(id: string): Promise<MonitorRow | undefined> {
+    if (!isUuid(id)) return undefined;
+    const [row] = await this.#db.query<MonitorRow>(
+      `UPDATE chain_monitors SET status = 'active', updated_at = clock_timestamp() WHERE id = $1 AND status <> 'active' RETURNING ${MONITOR_COLUMNS}`,
+      [id],
+    );
+    return row;
   }
 
   /** Pauses an active monitor (its balance ran out); true when this call paused it. */

@@ -6,6 +6,8 @@
 import { parseArgs } from 'node:util';
 import { isProduct, PRODUCTS, type Product } from '../credits/products.ts';
 import { JOB_STATUSES, type JobStatus } from '../jobs/store.ts';
+import { MONITOR_STATUSES, type MonitorStatus } from '../monitors/store.ts';
+import { listMonitors, pauseMonitor, resumeMonitor, showMonitor } from '../operations/monitors.ts';
 import { migrate } from '../storage/migrate.ts';
 import { seedPrices } from '../credits/prices.ts';
 import * as operations from '../operations/index.ts';
@@ -46,9 +48,15 @@ export const USAGE = `Usage: gleaner <command> [options] [--json]
   jobs list [--user <id>] [--status <s>] [--limit <n>]    crawls and batches, newest first (default 50, at most 500)
   jobs show --job <id>                                    one job: parameters, counts, webhook deliveries
   jobs cancel --job <id>                                  stop a queued or running job (an ended one keeps its status)
+  monitors list [--user <id>] [--chain <c>] [--status <s>] [--limit <n>]
+                                                          wallet monitors, newest first (default 50, at most 500)
+  monitors show --monitor <id>                            one monitor: addresses, follower's block, deliveries
+  monitors pause --monitor <id>                           stop matching and delivering (only the operator resumes it)
+  monitors resume --monitor <id>                          resume a paused monitor, whichever way it was paused
 
 Products: ${PRODUCTS.join(', ')}.
-Job statuses: ${JOB_STATUSES.join(', ')}.`;
+Job statuses: ${JOB_STATUSES.join(', ')}.
+Monitor statuses: ${MONITOR_STATUSES.join(', ')}.`;
 
 type Values = Record<string, string | boolean | undefined>;
 
@@ -104,6 +112,12 @@ function jobStatus(values: Values, name: string): JobStatus {
   throw usageError(rules.notOneOfIssue(name, JOB_STATUSES));
 }
 
+function monitorStatus(values: Values, name: string): MonitorStatus {
+  const value = need(values, name);
+  if ((MONITOR_STATUSES as readonly string[]).includes(value)) return value as MonitorStatus;
+  throw usageError(rules.notOneOfIssue(name, MONITOR_STATUSES));
+}
+
 const COMMANDS = new Set([
   'migrate',
   'users create',
@@ -127,6 +141,10 @@ const COMMANDS = new Set([
   'jobs list',
   'jobs show',
   'jobs cancel',
+  'monitors list',
+  'monitors show',
+  'monitors pause',
+  'monitors resume',
 ]);
 
 /** "credits grant --user 1" → key "credits grant" and the options after it. */
@@ -242,6 +260,25 @@ async function run(stores: OperatorServices, key: string, args: string[]): Promi
     case 'jobs cancel': {
       const v = parse(args, ['job']);
       return operations.cancelJob(stores, { job: need(v, 'job') });
+    }
+    case 'monitors list': {
+      const v = parse(args, ['user', 'chain', 'status', 'limit']);
+      return listMonitors(stores, {
+        user: optional(v, 'user', wholeNumber),
+        chain: optional(v, 'chain', need),
+        status: optional(v, 'status', monitorStatus),
+        limit: optional(v, 'limit', wholeNumber),
+      });
+    }
+    case 'monitors show': {
+      const v = parse(args, ['monitor']);
+      return showMonitor(stores, { monitor: need(v, 'monitor') });
+    }
+    case 'monitors pause':
+    case 'monitors resume': {
+      const v = parse(args, ['monitor']);
+      const input = { monitor: need(v, 'monitor') };
+      return key === 'monitors pause' ? pauseMonitor(stores, input) : resumeMonitor(stores, input);
     }
     default:
       throw new Error(`The command "${key}" is listed but not implemented.`);
