@@ -2,7 +2,8 @@
  * Main-content extraction of /v1/web (src/adapters/web/extract/main-content.ts) on small pages
  * written here, one per kind of page that went wrong before: a page wrapped whole in `<form>`, a
  * short article under long comments, a listing, an article whose text is only in JSON-LD, RTL
- * and CJK pages; and the metadata object.
+ * and CJK pages; the precision pass after the article is found (one page per rule, German and
+ * Spanish pages among them); and the metadata object.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -103,6 +104,86 @@ describe('main content', () => {
     assert.match(out, /Footer legal notice/);
     assert.ok(out.includes(ARTICLE[3]));
     assert.doesNotMatch(out, /tracking|color:red/);
+  });
+});
+
+describe('main content: precision after the article is found', () => {
+  const GERMAN = [
+    'Der Stadtrat hat am Dienstag nach einer mehr als sechsstündigen Debatte die neue Straßenbahnlinie beschlossen, Hunderte Anwohner verfolgten die Sitzung.',
+    'Die Befürworter sagen, die Linie werde die Fahrzeiten in den östlichen Stadtteilen halbieren, wo die Busse im Winter oft überfüllt und verspätet sind.',
+    'Die Gegner halten dagegen, dass sich die Kosten seit der ersten Schätzung verdoppelt haben und die Geschäfte an der Hauptstraße zwei Jahre lang leiden.',
+  ];
+
+  test('share bars, related boxes and author boxes inside the article go, by their class names', () => {
+    const html = page(`${MENU}<article><h1>Council approves tram line</h1>${paragraphs(ARTICLE.slice(0, 2))}<div class="articleShareBar"><span>Share on Facebook</span><span>Share by email</span></div>${paragraphs(ARTICLE.slice(2))}<div class="related-content"><h3>More on transport</h3><p>Buses to run all night from next month, the operator announced</p></div><div class="AuthorSummary"><p>Jane Doe covers the city hall and transport for City News since 2019.</p></div></article>${FOOTER}`);
+    const out = text(html);
+    for (const line of ARTICLE) assert.ok(out.includes(line), `missing: ${line}`);
+    assert.doesNotMatch(out, /Share on Facebook|Buses to run all night|Jane Doe covers/);
+  });
+
+  test('picture captions, photo credits, bylines, dates and rights notices go', () => {
+    const html = page(`${MENU}<article><h1>Council approves tram line</h1><p class="storyby">By Jane Doe</p><p><time datetime="2026-11-24">24 November 2026</time></p><p>${ARTICLE[0]}</p><figure><img src="/tram.jpg" alt=""><figcaption>The new tram at the depot on Monday evening.</figcaption></figure><p>Photo: John Smith / City News</p>${paragraphs(ARTICLE.slice(1))}<p>© 2026 City News. All rights reserved.</p></article>${FOOTER}`);
+    const out = text(html);
+    for (const line of ARTICLE) assert.ok(out.includes(line), `missing: ${line}`);
+    assert.doesNotMatch(out, /By Jane Doe|24 November 2026|at the depot|John Smith|All rights reserved/);
+  });
+
+  test('the comment section after an anchor goes, bare-text comments included', () => {
+    const comments = Array.from({ length: 8 }, (_, i) => `<b>Reader ${i}</b><br>Comment number ${i}: the buses have never been on time in my street, so the tram is welcome, but the price is far too high for the city.<br><br><hr>`).join('');
+    const html = page(`${MENU}<div id="story"><h1>Council approves tram line</h1>${paragraphs(ARTICLE)}<hr><a name="commentSection"></a><b>Comments are now closed for this story</b><br>${comments}</div>${FOOTER}`);
+    const out = text(html);
+    for (const line of ARTICLE) assert.ok(out.includes(line), `missing: ${line}`);
+    assert.doesNotMatch(out, /Comment number|Comments are now closed|Reader 3/);
+  });
+
+  test('a comment form inside the article goes; a page that sits in a <form> with a search box keeps its article', () => {
+    const commentForm = '<form action="/comment" method="post"><p>Leave your name and your opinion on this story</p><input type="text" name="name"><textarea name="body"></textarea><button>Send</button></form>';
+    const withForm = text(page(`${MENU}<article><h1>Council approves tram line</h1>${paragraphs(ARTICLE)}${commentForm}</article>${FOOTER}`));
+    for (const line of ARTICLE) assert.ok(withForm.includes(line), `missing: ${line}`);
+    assert.doesNotMatch(withForm, /Leave your name/);
+    const inForm = text(page(`<form method="post" action="./story.aspx" id="aspnetForm"><input type="text" name="q" placeholder="Search">${MENU}<div id="main"><h1>Council approves tram line</h1>${paragraphs(ARTICLE)}</div>${FOOTER}</form>`));
+    for (const line of ARTICLE) assert.ok(inForm.includes(line), `missing: ${line}`);
+  });
+
+  test('a German page: the "Lesen Sie auch" links and the prompts after the text go, the article stays', () => {
+    const html = `<!DOCTYPE html><html lang="de"><head><title>Straßenbahn beschlossen</title></head><body>${MENU}<article><h1>Straßenbahn beschlossen</h1>${paragraphs(GERMAN.slice(0, 2))}<h3>Lesen Sie auch</h3><ul><li><a href="/a">Busse fahren bald die ganze Nacht</a></li><li><a href="/b">Neue Radwege im Osten der Stadt</a></li></ul>${paragraphs(GERMAN.slice(2))}<p>Sie wollen keine Nachricht verpassen</p><p><a href="/newsletter">Jetzt den Newsletter abonnieren</a></p></article>${FOOTER}</body></html>`;
+    const out = text(html);
+    for (const line of GERMAN) assert.ok(out.includes(line), `missing: ${line}`);
+    assert.doesNotMatch(out, /Lesen Sie auch|Busse fahren|keine Nachricht verpassen|Newsletter/);
+  });
+
+  test('a Spanish page: "Lea también:" lines that send to other stories go between paragraphs', () => {
+    const spanish = [
+      'El concejo municipal aprobó el martes la nueva línea de tranvía tras un debate de más de seis horas al que asistieron cientos de vecinos del barrio.',
+      'Los partidarios afirman que la línea reducirá a la mitad el tiempo de viaje en los distritos del este, donde los autobuses llegan llenos y tarde.',
+      'Los opositores sostienen que el costo se duplicó desde la primera estimación y que las obras cerrarán comercios de la calle principal durante dos años.',
+    ];
+    const html = `<!DOCTYPE html><html lang="es"><head><title>Tranvía aprobado</title></head><body>${MENU}<article><h1>Tranvía aprobado</h1>${paragraphs(spanish.slice(0, 2))}<p>Lea también: <a href="/otra">Los autobuses nocturnos llegan el próximo mes</a></p>${paragraphs(spanish.slice(2))}</article>${FOOTER}</body></html>`;
+    const out = text(html);
+    for (const line of spanish) assert.ok(out.includes(line), `missing: ${line}`);
+    assert.doesNotMatch(out, /Lea también|autobuses nocturnos/);
+  });
+
+  test('a short closing sentence stays after the text, a trailing label without one goes', () => {
+    const html = page(`${MENU}<article><h1>Council approves tram line</h1>${paragraphs(ARTICLE)}<p>The mayor said the work will start in May.</p><p>Tell us what you think</p></article>${FOOTER}`);
+    const out = text(html);
+    assert.ok(out.endsWith('The mayor said the work will start in May.'), out.slice(-120));
+  });
+
+  test('a listing whose stories are named as teasers keeps them', () => {
+    const teasers = Array.from({ length: 12 }, (_, i) => `<div class="teaser" id="teaser${i}"><h2><a href="/story-${i}">Headline of story ${i}</a></h2><p>A short summary of story ${i}, long enough to read as a sentence about what happened today in the city and why it matters.</p></div>`).join('');
+    const out = text(page(`${MENU}<main><h1>Latest news</h1>${teasers}</main>${FOOTER}`));
+    assert.match(out, /A short summary of story 2,/);
+    assert.match(out, /A short summary of story 9,/);
+  });
+
+  test("blocks the page's JSON-LD articleBody lacks go when the content holds that body; the lead stays", () => {
+    const lead = 'The tram line is the largest project of the city in decades and will change how the east commutes.';
+    const jsonLd = { '@context': 'https://schema.org', '@type': 'NewsArticle', headline: 'Council approves tram line', articleBody: ARTICLE.join('\n\n') };
+    const html = page(`${MENU}<article><h1>Council approves tram line</h1><p>${lead}</p>${paragraphs(ARTICLE.slice(0, 2))}<p>Our reporters are at the city hall tonight and will keep this page up to date, come back later for more.</p>${paragraphs(ARTICLE.slice(2))}</article>${FOOTER}`, `<title>Council approves tram line</title><script type="application/ld+json">${JSON.stringify(jsonLd)}</script>`);
+    const out = text(html);
+    for (const line of [lead, ...ARTICLE]) assert.ok(out.includes(line), `missing: ${line}`);
+    assert.doesNotMatch(out, /Our reporters are at the city hall/);
   });
 });
 

@@ -10,6 +10,7 @@ export interface DomNode {
   textContent: string | null;
   childNodes: ArrayLike<DomNode> & Iterable<DomNode>;
   parentNode: DomElement | DomDocument | null;
+  nextSibling: DomNode | null;
 }
 export interface DomElement extends DomNode {
   tagName: string;
@@ -24,6 +25,7 @@ export interface DomElement extends DomNode {
   getAttribute(name: string): string | null;
   setAttribute(name: string, value: string): void;
   hasAttribute(name: string): boolean;
+  removeAttribute(name: string): void;
   remove(): void;
   contains(other: DomNode): boolean;
   closest(selector: string): DomElement | null;

@@ -7,13 +7,16 @@
  *   markers or most of the page's text, and `form` is always kept (ASP.NET pages live in one);
  * - the page's own markers vote: schema.org `articleBody` (microdata, or JSON-LD when the page's
  *   markup lost the text), a single `<article>`, `<main>`;
- * - after scoring, blocks inside the article that are boilerplate by name and link density
- *   (share bars, related links, comment sections, tag lists) go;
+ * - after scoring, a precision pass over the article: the comment section, blocks that are
+ *   boilerplate by name, markup, multilingual wording or link density (share bars, related
+ *   links, captions and credits, bylines and dates, comment forms, tag lists), the short lines
+ *   and links around the running text, and, when the page's JSON-LD `articleBody` is there and
+ *   the article holds it, the blocks it lacks; a block holding much of the text stays;
  * - there is no whole-page fallback: a page without an article gives what Readability found, and
  *   only a page where it found nothing at all gives the cleaned body.
  */
 import { Readability } from '@mozilla/readability';
-import { bodyOf, collapsedLength, elementsByTagNames, parseDocument, type DomDocument, type DomElement } from './dom.ts';
+import { bodyOf, collapsedLength, elementsByTagNames, parseDocument, type DomDocument, type DomElement, type DomNode } from './dom.ts';
 
 /** Never content: code, styling, embedded objects, and controls without text of their own. */
 const NEVER_CONTENT = 'script, style, noscript, template, iframe, frameset, frame, object, embed, svg, canvas, link, meta, input, button, select, textarea, dialog';
@@ -23,6 +26,9 @@ const HIDDEN = '[hidden], [aria-hidden="true"], [style*="display:none" i], [styl
 
 /** Site chrome: removed before scoring unless it may hold the content. */
 const CHROME = 'nav, [role="navigation"], footer, [role="contentinfo"], aside, [role="complementary"], [role="dialog"], [role="banner"], header';
+
+/** Marks a form that had text fields for the reader to fill in. */
+const FORM_MARK = 'data-form-fields';
 
 const ARTICLE_MARKERS = 'article, main, [role="main"], [itemprop~="articleBody"], [itemprop~="text"]';
 
@@ -61,6 +67,11 @@ function holds(outer: string, inner: DomElement | null): boolean {
 /** Removes what is never content, everywhere in the document, and with `hidden` what the markup hides. */
 export function removeNonContent(document: DomDocument, options: { hidden: boolean }): void {
   const body = bodyOf(document);
+  // A form for the reader to fill in (a comment or a search box) loses its controls here; it is
+  // marked so the pruning can tell it from a form that wraps a whole page.
+  for (const form of body.querySelectorAll('form')) {
+    if (form.querySelector('textarea, input[type="text"], input[type="email"], input[type="search"], input[type="password"], input:not([type])') !== null) form.setAttribute(FORM_MARK, '');
+  }
   for (const element of [...body.querySelectorAll(options.hidden ? `${NEVER_CONTENT}, ${HIDDEN}` : NEVER_CONTENT)]) element.remove();
   for (const element of [...document.querySelectorAll('head, title')]) if (body.contains(element)) element.remove();
 }
@@ -73,7 +84,9 @@ function removeChrome(body: DomElement): void {
   const pageText = collapsedLength(body.textContent);
   const chrome = [...body.querySelectorAll(CHROME)];
   for (const element of body.querySelectorAll('[id], [class]')) {
-    if (element.localName !== 'body' && element.localName !== 'html' && COMMENTS.test(`${element.getAttribute('id') ?? ''} ${element.getAttribute('class') ?? ''}`)) chrome.push(element);
+    if (element.localName === 'body' || element.localName === 'html') continue;
+    const name = `${element.getAttribute('id') ?? ''} ${element.getAttribute('class') ?? ''}`;
+    if (COMMENTS.test(name)) chrome.push(element);
   }
   for (const element of chrome) {
     if (!body.contains(element)) continue; // inside chrome removed already
@@ -101,29 +114,321 @@ function linkDensity(element: DomElement): number {
   return links / length;
 }
 
-/** Captions and credits of pictures: not the article's text. */
-const CAPTION = 'figcaption, [class*="caption" i], [class*="credit" i], [class*="copyright" i]';
+/** Class words of picture captions and credits. */
+const CAPTION_CLASS = /caption|credit|copyright/i;
+
+/** The elements of the content the pruning looks at by name, found in one walk. */
+interface Scan {
+  /** Anchors and blocks whose name may start the comment section. */
+  markers: DomElement[];
+  /** Picture captions and credits. */
+  captions: DomElement[];
+  figures: DomElement[];
+  /** Elements with a class or an id. */
+  named: DomElement[];
+}
+
+/** One walk over the elements of `root` (linkedom compiles a selector into a matcher on every `querySelectorAll`). */
+function scan(root: DomElement): Scan {
+  const found: Scan = { markers: [], captions: [], figures: [], named: [] };
+  let node = root.firstElementChild;
+  while (node !== null) {
+    const local = node.localName;
+    const id = node.getAttribute('id');
+    const className = node.getAttribute('class');
+    if (id !== null || className !== null) found.named.push(node);
+    if (id !== null || local === 'a') {
+      const names = `${id ?? ''} ${local === 'a' ? (node.getAttribute('name') ?? '') : ''}`.trim();
+      if (names !== '' && names.split(/\s+/).some((name) => COMMENTS_START.test(name))) found.markers.push(node);
+    }
+    const property = node.getAttribute('itemprop');
+    if (local === 'figcaption' || (className !== null && CAPTION_CLASS.test(className)) || (id !== null && /caption/i.test(id)) || (property !== null && /(^|\s)(caption|copyrightHolder)(\s|$)/.test(property))) found.captions.push(node);
+    if (local === 'figure') found.figures.push(node);
+    const child = local === 'template' ? null : node.firstElementChild;
+    if (child !== null) {
+      node = child;
+      continue;
+    }
+    let next: DomElement | null = null;
+    for (let at: DomElement | null = node; at !== null && at !== root; at = at.parentElement) {
+      next = at.nextElementSibling;
+      if (next !== null) break;
+    }
+    node = next;
+  }
+  return found;
+}
 
 /**
- * Removes boilerplate blocks inside the chosen content: named as such, lists of links (with the
- * heading that introduces them), picture captions and credits, and link-only lines.
+ * Parts of compound class or id names ("storyby", "article-share-bar", "relatedLinks") that name
+ * blocks around an article's text: bylines and datelines, captions, sharing, related and
+ * recommended stories, newsletter and subscription prompts, comments, ratings, tag and category
+ * lists. `comment` is not `commentary` (an opinion piece).
+ */
+const BOILERPLATE_PART = /byline|storyby|dateline|timestamp|caption|comment(?!ary)|sharing|share-?(bar|box|buttons?|links?|tools?|this|icons?)|social|related|recommend|newsletter|subscri|paywall|promo|sponsor|breadcrumb|disqus|outbrain|taboola|teaser|most-?(read|popular|viewed|shared)|read-?more|more-?(news|stories|articles|from)|author-?(bio|box|info|card|details|profile|block|meta|wrap|summary)|biography|about-?the-?author|(^|[\s-])(post-?|entry-?|article-?)?authors?($|[\s-])|rating|tag-?(list|cloud|links)|post-?tags|(^|[\s_-])tags($|[\s_-])|categor(y|ies)-?(list|links)|(^|[\s_-])(pub(lished)?-?date|post-?date|date-?(line|time|published))($|[\s_-])/i;
+
+/** Whole class or id words of blocks that name the text itself: such a block is never boilerplate by name. */
+const CONTENT_NAME = /(^|\s)(article|article-?body|articlebody|content|entry-content|post-content|post-body|story|story-?body|main)(\s|$)/i;
+
+/** Microdata of an article's byline, dates and publisher. */
+const META_PROPERTY = /^(author|creator|datePublished|dateModified|dateCreated|publisher|contributor)$/;
+
+/** Lines that credit a picture or its source, in the languages most pages are written in. */
+const CREDIT_LINE = /^\s*(foto|fotos|photo|photos|photograph|picture|bild|bilder|bildquelle|bildnachweis|titelbild|image|images|imagen|imágenes|immagine|immagini|abbildung|grafik|quelle|source|credit|credits|crédits?( photos?)?|crédito|créditos|źródło|fuente|fonte|zdjęcie|fot\.|фото|источник|写真|图片|圖片|사진|صورة|תמונה)\s*[:：/©]/i;
+
+/** Copyright and rights notices. */
+const RIGHTS_LINE = /^\s*(©|\(c\)\s|copyright\b)|all rights reserved|alle rechte vorbehalten|tous droits réservés|todos los derechos reservados|tutti i diritti riservati|todos os direitos reservados|wszelkie prawa zastrzeżone|все права защищены|版权所有|無断転載/i;
+
+/** Headings that introduce what is not the article: related stories, further reading, comments, sharing. */
+const BOILERPLATE_HEADING = /^\s*(related|related (stories|articles|posts|content|news|links|coverage)|read more|read also|more (on|from|about|news|stories)|see also|you (may|might) (also )?(like|be interested)|recommended|most (read|popular|viewed)|popular|trending|latest news|top stories|comments?|no comments( yet)?|leave a (comment|reply)|share( this)?( article| story| post)?|tags|about the author|auch interessant|mehr zum thema|das könnte (dich|sie) (auch )?interessieren|lesen sie auch|weitere (artikel|beiträge|nachrichten|themen)|empfohlene beiträge|neueste artikel|kommentare|keine kommentare|kommentieren|über den autor|zum autor|à lire aussi|à lire également|lire aussi|voir aussi|sur le même sujet|articles similaires|commentaires|le puede interesar|te puede interesar|lee también|leer más|noticias relacionadas|relacionad[oa]s|comentarios|leia também|veja também|notícias relacionadas|leggi anche|potrebbe interessarti|articoli correlati|commenti|czytaj (też|także|również)|zobacz (też|także|również)|komentarze|читайте также|комментарии|похожие (статьи|новости)|関連記事|相关(文章|阅读|新闻)|相關(文章|新聞)|관련 ?기사|مقالات ذات صلة|اقرأ أيضا)\s*[:：.!?]?\s*$/i;
+
+/** A line that sends the reader to another story ("Read also: …", "Lea: …", "Czytaj też: …"). */
+const TEASER_LINE = /^\s*(read (more|also)|see also|also read|related|more on this|lesen sie (auch|mehr)|mehr (dazu|zum thema)|auch interessant|lire (aussi|également)|à lire( aussi| également)?|voir aussi|lea( también)?|lee( también)?|mira|vea( también)?|le puede interesar|te puede interesar|leia( também| mais)?|veja( também)?|leggi anche|czytaj (też|także|również|więcej)|zobacz (też|także|również)|читайте (также|ещё|еще)|смотрите также)\s*[:：]/i;
+
+/** Names of the anchors and blocks that start a page's comment section. */
+const COMMENTS_START = /^(comments?|comment-?section|commentsection|comments?-?(area|list|wrapper|block|container|title)|respond|reply|replies|reactions|discussion|disqus_thread|talkback|reader-?comments|leave-?a-?(comment|reply))$/i;
+
+const nameOf = (element: DomElement) => `${element.getAttribute('class') ?? ''} ${element.getAttribute('id') ?? ''}`;
+
+/** Length of the text that comes before `element` inside `root`. */
+function textBefore(root: DomElement, element: DomElement): number {
+  let length = 0;
+  const walk = (node: DomNode): boolean => {
+    if (node === element) return true;
+    if (node.nodeType === 3) length += collapsedLength(node.textContent);
+    else if (node.nodeType === 1) for (let child = (node as DomElement).firstChild; child !== null; child = child.nextSibling) if (walk(child)) return true;
+    return false;
+  };
+  walk(root);
+  return length;
+}
+
+/**
+ * The comment section of an article page, found by its anchor or block name (`<a name="comments">`,
+ * `id="respond"`): it and all that follows it go, when the article's text comes first.
+ */
+function removeCommentSection(root: DomElement, markers: readonly DomElement[], total: number): void {
+  for (const element of markers) {
+    if (!root.contains(element)) continue;
+    const before = textBefore(root, element);
+    if (before < 500 && before < total * 0.3) continue;
+    // Everything after the marker, up to the end of the content, is the thread (Readability may
+    // have wrapped the marker and the first comments in a paragraph of their own).
+    for (let at: DomElement | null = element; at !== null && at !== root; at = at.parentElement) {
+      let after = false;
+      for (const node of [...at.parentElement?.childNodes ?? []]) {
+        if (node === at) after = true;
+        else if (after) (node as DomElement).remove();
+      }
+    }
+    element.remove();
+  }
+}
+
+/** Whether a short block is a credit, a rights notice, a byline or a date line, by its text or markup. */
+function isMetaLine(element: DomElement, text: string): boolean {
+  if (text.length > 300) return false;
+  if (RIGHTS_LINE.test(text) || CREDIT_LINE.test(text)) return true;
+  const property = element.getAttribute('itemprop');
+  if (property !== null && META_PROPERTY.test(property)) return true;
+  // A line that is a date and little else (`<time>` with a label or a byline around it).
+  if (text.length >= 120) return false;
+  // By a walk: linkedom compiles a selector on every call, and this runs for every short block.
+  const time = element.localName === 'time' ? element : (elementsByTagNames(element, ['time'])[0] ?? null);
+  return time !== null && collapsedLength(time.textContent) > 0 && (element.localName === 'time' || collapsedLength(time.textContent) >= text.length * 0.3);
+}
+
+/** Marks a block named as boilerplate while its name's blocks are counted. */
+const BOILERPLATE_MARK = 'data-boilerplate';
+
+/** Class words that are a post's labels (WordPress's `category-news`, `tag-social`), not the block's role. */
+const LABEL_CLASS = /^(tag|tags|category|categories|format|type|status|author)[-_]/i;
+
+/**
+ * Removes the blocks named as boilerplate. Blocks of one name that together hold a large share of
+ * the text stay: they are the page's content (a listing's teasers, a blog's entries).
+ */
+function removeNamedBoilerplate(root: DomElement, named: readonly DomElement[], total: number): void {
+  const groups = new Map<string, { elements: DomElement[]; length: number }>();
+  for (const element of named) {
+    if (element.localName === 'body' || element.localName === 'html' || !root.contains(element)) continue;
+    const id = element.getAttribute('id') ?? '';
+    const classes = (element.getAttribute('class') ?? '').split(/\s+/).filter((word) => word !== '' && !LABEL_CLASS.test(word));
+    const name = `${classes.join(' ')} ${id}`;
+    if (name.trim() === '' || CONTENT_NAME.test(name) || !(BOILERPLATE_NAME.test(name) || BOILERPLATE_PART.test(name))) continue;
+    // Only the outermost named block counts: what is inside it goes with it.
+    if (element.closest(`[${BOILERPLATE_MARK}]`) !== null) continue;
+    element.setAttribute(BOILERPLATE_MARK, '');
+    const key = name.replace(/\d+/g, '').trim();
+    const group = groups.get(key) ?? { elements: [], length: 0 };
+    group.elements.push(element);
+    group.length += collapsedLength(element.textContent);
+    groups.set(key, group);
+  }
+  for (const group of groups.values()) {
+    for (const element of group.elements) {
+      if (group.length <= total * 0.4) element.remove();
+      else element.removeAttribute(BOILERPLATE_MARK);
+    }
+  }
+}
+
+/** Blocks that hold text of their own, for the trimming of an article's ends. */
+const TEXT_BLOCKS = new Set(['p', 'div', 'section', 'li', 'dd', 'dt', 'td', 'th', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote', 'pre', 'span', 'font', 'center', 'address', 'small', 'table', 'tr', 'ul', 'ol', 'dl', 'footer', 'header', 'figure']);
+
+interface TextBlock {
+  element: DomElement;
+  length: number;
+  linked: number;
+  /** The element holds other blocks with text: removing it would take them along. */
+  nested: boolean;
+}
+
+/** The innermost blocks holding the text of `root`, in reading order, with their text and link lengths. */
+function textBlocks(root: DomElement): TextBlock[] {
+  const blocks: TextBlock[] = [];
+  const byElement = new Map<DomElement, TextBlock>();
+  const walk = (node: DomNode, block: DomElement, inLink: boolean) => {
+    if (node.nodeType === 3) {
+      const length = collapsedLength(node.textContent);
+      if (length === 0) return;
+      let entry = byElement.get(block);
+      if (entry === undefined) {
+        entry = { element: block, length: 0, linked: 0, nested: false };
+        byElement.set(block, entry);
+        blocks.push(entry);
+      }
+      entry.length += length;
+      if (inLink) entry.linked += length;
+      return;
+    }
+    if (node.nodeType !== 1) return;
+    const element = node as DomElement;
+    const local = element.localName;
+    const inner = TEXT_BLOCKS.has(local) ? element : block;
+    const before = blocks.length;
+    for (let child = element.firstChild; child !== null; child = child.nextSibling) walk(child, inner, inLink || local === 'a');
+    // A block with text of its own around blocks that hold text too (`<div>` with a line and paragraphs).
+    if (inner !== block && blocks.length > before) {
+      const outer = byElement.get(block);
+      if (outer !== undefined) outer.nested = true;
+      else nestedPending.add(block);
+    }
+  };
+  // Blocks whose first text comes after a nested block's: marked once they are registered.
+  const nestedPending = new Set<DomElement>();
+  walk(root, root, false);
+  for (const entry of blocks) if (nestedPending.has(entry.element)) entry.nested = true;
+  return blocks;
+}
+
+/** The end of a sentence, in the scripts most pages are written in (closing quotes and brackets, or a bracketed credit, after it). */
+const SENTENCE_END = /[.!?…。！？؟۔।][\s"'”’»)\]）」』】》]*$/u;
+
+/** A block of running text: long enough, and not a link list. */
+const isProse = (block: TextBlock) => block.length >= 120 && block.linked < block.length * 0.3 && !/^(li|td|th|dt|dd)$/.test(block.element.localName);
+
+/**
+ * Trims the ends of the article: after its last paragraph of running text, short lines and links
+ * (bylines, notices, prompts, "more" links) go, and before its first, link lines and short date
+ * lines go; headings before it stay. Items of lists and tables stay, unless they are links.
+ */
+function trimEnds(root: DomElement, total: number): void {
+  const blocks = textBlocks(root);
+  const first = blocks.findIndex(isProse);
+  if (first === -1) return;
+  let last = blocks.length - 1;
+  while (!isProse(blocks[last])) last -= 1;
+  const removable = (block: TextBlock, tail: boolean) => {
+    if (block.element === root || block.element.localName === 'pre') return false;
+    // A heading before the text is the article's (its title links to the article itself on blogs).
+    if (/^h[1-6]$/.test(block.element.localName)) return tail;
+    const linky = block.linked > block.length * 0.5;
+    if (/^(li|td|th|dt|dd|tr)$/.test(block.element.localName) && !linky) return false;
+    if (linky) return true;
+    const text = (block.element.textContent ?? '').trim();
+    // A short closing sentence ("He said the work goes on.") is the article's; a line without an
+    // end of sentence is a label, a notice or a prompt.
+    return tail ? block.length < 120 && !SENTENCE_END.test(text.replace(/[（(][^（()）]{1,40}[)）]$/u, '')) : block.length < 80 && /\d/.test(text);
+  };
+  const drop: DomElement[] = [];
+  let dropped = 0;
+  for (let i = blocks.length - 1; i > last; i -= 1) {
+    if (blocks[i].nested) continue;
+    if (!removable(blocks[i], true)) break;
+    drop.push(blocks[i].element);
+    dropped += blocks[i].length;
+  }
+  for (let i = 0; i < first; i += 1) {
+    if (blocks[i].nested || !removable(blocks[i], false)) continue;
+    drop.push(blocks[i].element);
+    dropped += blocks[i].length;
+  }
+  if (dropped > Math.max(300, total * 0.15)) return;
+  for (const element of drop) if (root.contains(element)) element.remove();
+}
+
+/**
+ * Removes boilerplate blocks inside the chosen content: the comment section, blocks named as
+ * boilerplate, lists of links (with the heading that introduces them), picture captions and
+ * credits, bylines and date lines, rights notices, comment forms, and link-only lines. A block
+ * holding a large share of the text is never removed.
  */
 function pruneBoilerplate(root: DomElement): void {
   const total = collapsedLength(root.textContent);
-  for (const element of [...root.querySelectorAll(CAPTION)]) {
-    if (root.contains(element) && collapsedLength(element.textContent) < Math.max(300, total * 0.1)) element.remove();
+  const found = scan(root);
+  removeCommentSection(root, found.markers, total);
+  for (const element of found.captions) {
+    if (root.contains(element) && collapsedLength(element.textContent) < Math.max(300, total * 0.1) && !CONTENT_NAME.test(nameOf(element))) element.remove();
   }
-  for (const element of [...root.querySelectorAll('div, section, ul, ol, p, span, aside, nav, footer, header, form, table, li, dl')]) {
-    if (!root.contains(element)) continue;
-    const length = collapsedLength(element.textContent);
+  // A figure holds a picture and its caption: its text is the caption.
+  for (const element of found.figures) {
+    if (root.contains(element) && element.querySelector('img, picture, video') !== null && collapsedLength(element.textContent) < 300) element.remove();
+  }
+  removeNamedBoilerplate(root, found.named, total);
+  for (const element of [...root.querySelectorAll('div, section, ul, ol, p, span, aside, nav, footer, header, form, table, td, li, dl, small, address, time, h2, h3, h4, h5, h6, strong, b')]) {
+    if (!root.contains(element) || element === root) continue;
+    const local = element.localName;
+    // Bold text counts only as a line of its own (a heading written in bold).
+    if ((local === 'strong' || local === 'b') && element.parentElement?.children.length !== 1) continue;
+    const text = (element.textContent ?? '').replace(/\s+/g, ' ').trim();
+    const length = text.length;
     if (length > total * 0.4) continue;
-    const name = `${element.getAttribute('class') ?? ''} ${element.getAttribute('id') ?? ''}`;
-    if (name.trim() !== '' && BOILERPLATE_NAME.test(name) && !/(^|\s)(article|content|entry-content|post-content|story)(\s|$)/i.test(name)) {
+    if (local === 'form' && element.hasAttribute(FORM_MARK)) {
       element.remove();
       continue;
     }
-    const list = element.localName === 'ul' || element.localName === 'ol' || element.localName === 'dl';
-    const anchors = list || element.localName === 'div' || element.localName === 'section' ? element.querySelectorAll('a') : [];
+    // A heading, or a short line of its own, that introduces related links, comments or sharing.
+    const line = (local === 'p' || local === 'div' || local === 'span') && length < 60 && element.children.length <= 1;
+    if (/^h[2-6]$/.test(local) || line || ((local === 'strong' || local === 'b') && element.parentElement?.children.length === 1)) {
+      const heading = local === 'strong' || local === 'b' ? element.parentElement! : element;
+      if (BOILERPLATE_HEADING.test(heading === element ? text : heading.textContent ?? '')) {
+        // What follows such a heading goes while it is links or short lines.
+        let next = heading.nextElementSibling;
+        while (next !== null && (linkDensity(next) > 0.5 || collapsedLength(next.textContent) < 40) && collapsedLength(next.textContent) < total * 0.2) {
+          const after: DomElement | null = next.nextElementSibling;
+          next.remove();
+          next = after;
+        }
+        if (heading !== root) heading.remove();
+        continue;
+      }
+      if (!line) continue;
+    }
+    if (local === 'aside' || local === 'nav') {
+      element.remove();
+      continue;
+    }
+    if ((local === 'p' || local === 'div' || local === 'li' || local === 'span') && length < 250 && TEASER_LINE.test(text)) {
+      element.remove();
+      continue;
+    }
+    if (local !== 'strong' && local !== 'b' && length > 0 && isMetaLine(element, text)) {
+      element.remove();
+      continue;
+    }
+    const list = local === 'ul' || local === 'ol' || local === 'dl';
+    const anchors = list || local === 'div' || local === 'section' ? element.querySelectorAll('a') : [];
     let count = 0;
     for (const _ of anchors) count += 1;
     if (count >= (list ? 2 : 3) && length < 1000 && linkDensity(element) > (list ? 0.5 : 0.7)) {
@@ -134,8 +439,9 @@ function pruneBoilerplate(root: DomElement): void {
       continue;
     }
     // A short line that is one link ("Read more", "To the shop").
-    if ((element.localName === 'p' || element.localName === 'div') && length < 80 && length > 0 && linkDensity(element) > 0.9) element.remove();
+    if ((local === 'p' || local === 'div') && length < 80 && length > 0 && linkDensity(element) > 0.9) element.remove();
   }
+  trimEnds(root, total);
 }
 
 function previousElement(element: DomElement): DomElement | null {
@@ -180,7 +486,50 @@ export function findMainContent(document: DomDocument, options: { articleBody?: 
     return { element: paragraphs(document, options.articleBody), title, wholePage: false };
   }
   pruneBoilerplate(element);
+  if (options.articleBody) keepArticleBody(element, options.articleBody);
   return { element, title, wholePage: false };
+}
+
+/** Text for comparing the page's blocks with its JSON-LD: letters and digits only, lower case, entities and tags dropped. */
+const comparable = (text: string) => text.replace(/<[^>]*>|&[#\w]+;/g, ' ').toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+
+/**
+ * The page's JSON-LD `articleBody` is the publisher's own article text: when the content holds it
+ * (most of it, in blocks found in it), blocks of the content that it lacks (captions, bylines,
+ * teasers, prompts between paragraphs) go; headings stay, as the article body leaves out its
+ * title, and its lead. A body that is a summary or a teaser of the article changes nothing.
+ */
+function keepArticleBody(root: DomElement, articleBody: string): void {
+  const body = comparable(articleBody);
+  if (body.length < 500) return;
+  const blocks = textBlocks(root);
+  let found = 0;
+  let rootLength = 0;
+  const missing: TextBlock[] = [];
+  for (const block of blocks) {
+    const text = comparable(block.element.localName === 'pre' ? block.element.textContent ?? '' : ownText(block.element));
+    rootLength += text.length;
+    if (text === '') continue;
+    if (body.includes(text.slice(0, 100))) found += text.length;
+    // Before the body's first block comes the article's lead, which the body often leaves out.
+    else if (found > 0 && !/^h[1-6]$/.test(block.element.localName)) missing.push(block);
+  }
+  // Most of the body must be in the content, and most of the content in blocks found in the body.
+  if (found < body.length * 0.8 || found < rootLength * 0.5) return;
+  for (const block of missing) {
+    if (!block.nested && block.element !== root && root.contains(block.element)) block.element.remove();
+  }
+}
+
+/** The text directly inside `element` and its inline descendants, not inside nested blocks. */
+function ownText(element: DomElement): string {
+  let text = '';
+  const walk = (node: DomNode) => {
+    if (node.nodeType === 3) text += node.textContent ?? '';
+    else if (node.nodeType === 1 && (node === element || !TEXT_BLOCKS.has((node as DomElement).localName))) for (let child = (node as DomElement).firstChild; child !== null; child = child.nextSibling) walk(child);
+  };
+  walk(element);
+  return text;
 }
 
 interface ReadArticle {
@@ -191,7 +540,7 @@ interface ReadArticle {
 /** Readability's article, or null when it finds none (or fails on odd markup). */
 function readArticle(document: DomDocument): ReadArticle | null {
   try {
-    return new LinkedomReadability(document, { serializer: (element) => element as DomElement }).parse() as ReadArticle | null;
+    return new LinkedomReadability(document, { keepClasses: true, serializer: (element) => element as DomElement }).parse() as ReadArticle | null;
   } catch {
     return null;
   }
