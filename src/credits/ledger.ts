@@ -275,9 +275,13 @@ export class CreditLedger {
 
   /** Returns holds whose process never settled them. Returns how many were released. */
   async sweepExpiredHolds(): Promise<number> {
+    // Never this process's own live holds: after a stall longer than the TTL (a starved machine),
+    // the sweep can run before the renewal catches up, and would return a hold whose work is about
+    // to be captured (a page or answer given away). Another process's sweep still returns them.
     const rows = await this.db.query(
       `WITH h AS (
-         DELETE FROM credit_holds WHERE expires_at < clock_timestamp() RETURNING request_id, user_id, product, amount),
+         DELETE FROM credit_holds WHERE expires_at < clock_timestamp() AND NOT (request_id = ANY($1::text[]))
+         RETURNING request_id, user_id, product, amount),
        b AS (
          UPDATE balances SET balance = balances.balance + s.amount
            FROM (SELECT user_id, product, sum(amount) AS amount FROM h GROUP BY user_id, product) s
@@ -286,6 +290,7 @@ export class CreditLedger {
          INSERT INTO credit_ledger (user_id, product, kind, delta, reference)
          SELECT user_id, product, 'expire', amount, request_id FROM h)
        SELECT request_id FROM h`,
+      [[...this.#live]],
     );
     return rows.length;
   }

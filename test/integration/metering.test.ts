@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, type TestService } from '../support/service.ts';
 import { TEST_ENDPOINTS } from '../support/work-endpoint.ts';
+import { CreditLedger } from '../../src/credits/ledger.ts';
 
 let service: TestService;
 
@@ -226,7 +227,10 @@ describe('concurrency', () => {
 describe('holds left behind', () => {
   test('the sweeper returns expired holds to the balance, once', async () => {
     const user = await service.user({ scraping: 20 });
-    const held = await service.services.ledger.hold({ requestId: 'crashed-request', userId: user.id, product: 'scraping', min: 1, max: 8 });
+    // The hold of another process (one that stopped): this process's own live holds are never swept.
+    const stopped = new CreditLedger(service.services.db, { holdTtlSeconds: service.services.ledger.holdTtlSeconds });
+    const held = await stopped.hold({ requestId: 'crashed-request', userId: user.id, product: 'scraping', min: 1, max: 8 });
+    stopped.stop();
     assert.equal(held, 8);
     assert.equal(await service.services.ledger.balance(user.id, 'scraping'), 12);
     await service.services.db.query(`UPDATE credit_holds SET expires_at = clock_timestamp() - interval '1 second' WHERE request_id = 'crashed-request'`);
@@ -235,6 +239,25 @@ describe('holds left behind', () => {
     // A late settlement of the swept hold changes nothing.
     assert.equal(await service.services.ledger.settle('crashed-request', 8), 0);
     assert.equal(await service.services.ledger.balance(user.id, 'scraping'), 20);
+    await ledgerAgrees(user.id);
+  });
+
+  test("a process's own live hold is not swept, even past its expiry (a stall longer than the TTL); it is captured as usual", async () => {
+    const user = await service.user({ scraping: 20 });
+    const ledger = service.services.ledger;
+    assert.equal(await ledger.hold({ requestId: 'stalled-request', userId: user.id, product: 'scraping', min: 1, max: 3 }), 3);
+    await service.services.db.query(`UPDATE credit_holds SET expires_at = clock_timestamp() - interval '1 second' WHERE request_id = 'stalled-request'`);
+    await ledger.sweepExpiredHolds();
+    assert.equal(await ledger.heldFor('stalled-request'), 3, 'still held by the live process');
+    assert.equal(await ledger.settle('stalled-request', 3), 3);
+    assert.equal(await ledger.balance(user.id, 'scraping'), 17);
+    // Another process's sweep still returns it, were this process gone.
+    assert.equal(await ledger.hold({ requestId: 'stalled-elsewhere', userId: user.id, product: 'scraping', min: 1, max: 2 }), 2);
+    await service.services.db.query(`UPDATE credit_holds SET expires_at = clock_timestamp() - interval '1 second' WHERE request_id = 'stalled-elsewhere'`);
+    const other = new CreditLedger(service.services.db, { holdTtlSeconds: ledger.holdTtlSeconds });
+    assert.equal(await other.sweepExpiredHolds(), 1);
+    assert.equal(await ledger.settle('stalled-elsewhere', 2), 0);
+    assert.equal(await ledger.balance(user.id, 'scraping'), 17);
     await ledgerAgrees(user.id);
   });
 

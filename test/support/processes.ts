@@ -14,11 +14,11 @@ export interface ServerProcess {
 
 /**
  * Starts a server process with the test endpoints and waits for it to listen. `startTimeoutMs`
- * (default 30 s) is longer for tests that start servers on a busy machine: an embedded
- * database's first start there can take a minute.
+ * (default 90 s) only catches a server that never starts: an embedded database's first start on
+ * a busy machine can take a minute.
  */
 export async function spawnServer(env: Record<string, string>, options: { startTimeoutMs?: number } = {}): Promise<ServerProcess> {
-  const startTimeoutMs = options.startTimeoutMs ?? 30_000;
+  const startTimeoutMs = options.startTimeoutMs ?? 90_000;
   const child = spawn(process.execPath, [SERVER_SCRIPT], {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
