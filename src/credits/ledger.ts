@@ -217,6 +217,28 @@ export class CreditLedger {
     }
   }
 
+  /**
+   * Captures a hold inside the caller's transaction, so that what it pays for and the charge
+   * commit together (a crawl page stored as delivered): a crash can leave neither or both, never a
+   * delivered page whose hold the sweeper then returns. Returns the credits charged (less than
+   * `charge` when the hold was gone). If the transaction rolls back, the hold is still held, and
+   * still settled by its owner's later `settle` or by the sweeper.
+   */
+  async captureIn(tx: Queryable, requestId: string, charge: number): Promise<number> {
+    const rows = await tx.query<{ settled_request_id: string; settled_charge: number }>(
+      `SELECT settled_request_id, settled_charge FROM gleaner_settle_batch(
+         ARRAY[$1]::text[], ARRAY[$2]::bigint[], '{}'::bigint[], '{}'::text[], '{}'::text[], '{}'::text[], '{}'::text[], '{}'::int[], '{}'::int[], '{}'::jsonb[])`,
+      [requestId, charge],
+    );
+    return rows.length ? Number(rows[0].settled_charge) : 0;
+  }
+
+  /** The hold of `requestId` is settled (by `captureIn`, whose transaction committed): stop renewing it. */
+  settledElsewhere(requestId: string): void {
+    this.#live.delete(requestId);
+    this.#holding.delete(requestId);
+  }
+
   /** Records a history row for a request that held nothing (422, 403, 429...). */
   async record(history: HistoryRecord): Promise<void> {
     await this.#settlements.submit({ history });

@@ -13,7 +13,7 @@ import { fromPglite, PgBoss, type Job, type JobInsert, type Queue, type WorkOpti
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database, Queryable } from '../storage/db.ts';
 import { withDefaultUser } from '../storage/db.ts';
-import type { JobSettings } from './settings.ts';
+import { pollSecondsFor, type JobSettings } from './settings.ts';
 
 /** The queues, each with its retry and expiry rules. */
 export const QUEUES = {
@@ -33,6 +33,26 @@ export const QUEUES = {
 export const PAGE_RETRY_LIMIT = 10;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+
+/** How often a worker slot other than a queue's polling one looks on its own: a backstop, as wakes reach it. */
+const FOLLOWER_BACKSTOP_SECONDS = 60;
+/** How long after a delayed task's time its wake-up comes, so that the task is due when the fetch runs. */
+const DUE_MARGIN_MS = 50;
+
+/** One worker registration of a queue: it works on one task at a time. */
+interface Slot {
+  id: string;
+  busy: boolean;
+  /** Woken for tasks counted for it (an enqueue here, its own next fetch): a task it finds calls for no sibling. */
+  counted: boolean;
+}
+
+/** A queue's worker slots here, the first of which polls while idle, and its tasks running here per group. */
+interface Pool {
+  slots: Slot[];
+  groupLimit: number | undefined;
+  running: Map<string, number>;
+}
 
 /** A task to enqueue: its data, and the group (a target host) whose concurrency it counts against. */
 export interface Task {
@@ -114,6 +134,46 @@ export async function openJobQueue({ db, databaseUrl, settings, logger }: OpenOp
   // transaction never has to read it through the (then busy) single connection.
   for (const name of Object.values(QUEUES)) await boss.insert(name, []);
 
+  const idleSeconds = pollSecondsFor(settings, !databaseUrl);
+  const pools = new Map<QueueName, Pool>();
+  const timers = new Set<NodeJS.Timeout>();
+  /**
+   * Wakes up to `count` idle slots of `queue`, the polling one first: each fetches now. `counted`:
+   * the wake is for tasks known here, so a slot that finds one need not wake a sibling in turn.
+   */
+  const wake = (queue: QueueName, count: number, counted: boolean) => {
+    for (const slot of pools.get(queue)?.slots ?? []) {
+      if (count <= 0) return;
+      if (slot.busy) continue;
+      slot.counted = counted;
+      boss.notifyWorker(slot.id);
+      count--;
+    }
+  };
+  /** Of new tasks, those a fetch may hand out now: a host whose places are all taken here gets none (embedded, here is everywhere). */
+  const claimable = (pool: Pool, tasks: Task[]) => {
+    const taken = new Map<string, number>();
+    let count = 0;
+    for (const task of tasks) {
+      if (task.group && pool.groupLimit) {
+        const used = (pool.running.get(task.group) ?? 0) + (taken.get(task.group) ?? 0);
+        if (used >= pool.groupLimit) continue;
+        taken.set(task.group, (taken.get(task.group) ?? 0) + 1);
+      }
+      count++;
+    }
+    return count;
+  };
+  const later = (queue: QueueName, seconds: number) => {
+    if (stopped) return;
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      wake(queue, 1, false);
+    }, seconds * 1000 + DUE_MARGIN_MS);
+    timer.unref();
+    timers.add(timer);
+  };
+
   return {
     async enqueue(tx, queue, tasks) {
       if (tasks.length === 0) return;
@@ -123,21 +183,56 @@ export async function openJobQueue({ db, databaseUrl, settings, logger }: OpenOp
         ...(task.delaySeconds ? { startAfter: new Date(Date.now() + task.delaySeconds * 1000) } : {}),
       }));
       await boss.insert(queue, jobs, { db: transactionAdapter(tx) });
+      // Embedded, this process is the only one enqueueing: its idle workers look at once instead of at
+      // their next poll (PGlite runs their fetch after this transaction ends). Woken on the next turn
+      // of the event loop, so that what the caller does right after its commit (a page's capture)
+      // goes to the database before their fetches. PostgreSQL's NOTIFY, sent at commit, wakes the
+      // workers of every process.
+      const pool = pools.get(queue);
+      const count = !notify && pool ? claimable(pool, tasks.filter((task) => !task.delaySeconds)) : 0;
+      if (count > 0) setImmediate(() => wake(queue, count, true));
+      // A delayed task wakes nobody when it comes due: a timer here looks for it then, not a poll later.
+      for (const task of tasks) if (task.delaySeconds) later(queue, task.delaySeconds);
     },
     async work(queue, options, handler) {
-      // One registration per worker, so each can be told to fetch again at once after a task: a
-      // worker with work waiting goes on without sleeping its poll interval (pg-boss's burst mode
-      // needs batches, and a batch would hold several pages of one host at once).
+      // One registration per slot, so each slot fetches again at once after its task (a backlog never
+      // waits a poll interval). pg-boss's batches would fetch for several slots at once, but a batch's
+      // worker fetches again only once its whole batch has ended: one slow page (a crawl-delay, a
+      // stalled site) would hold every other slot idle. Only the first slot polls on a timer; the
+      // others sleep until woken (a task enqueued here, a poll that found one, NOTIFY), so an idle
+      // queue costs one poll per interval whatever JOB_CONCURRENCY is (docs/jobs.md#polling).
       const { localConcurrency = 1, ...rest } = options;
+      const pool: Pool = { slots: [], groupLimit: typeof options.groupConcurrency === 'number' ? options.groupConcurrency : undefined, running: new Map() };
+      pools.set(queue, pool);
       for (let i = 0; i < localConcurrency; i++) {
-        let id = '';
-        // NOTIFY wakes workers for new tasks only; a retry coming due wakes nobody, so the poll stays short.
-        const polling = { pollingIntervalSeconds: settings.pollSeconds, notifyPollingIntervalSeconds: Math.max(settings.pollSeconds, 1) };
-        id = await boss.work(queue, { ...polling, ...rest, localConcurrency: 1 }, async (jobs: Job<object>[]) => {
+        const slot: Slot = { id: '', busy: false, counted: false };
+        pool.slots.push(slot);
+        const seconds = i === 0 ? idleSeconds : Math.max(idleSeconds, FOLLOWER_BACKSTOP_SECONDS);
+        // NOTIFY wakes workers for new tasks only; a retry coming due wakes nobody, so the first slot keeps polling.
+        const polling = { pollingIntervalSeconds: seconds, notifyPollingIntervalSeconds: Math.max(seconds, 1) };
+        slot.id = await boss.work(queue, { ...polling, ...rest, localConcurrency: 1 }, async (jobs: Job<object>[]) => {
+          slot.busy = true;
+          const groups = jobs.map((job) => job.groupId).filter((group): group is string => Boolean(group));
+          for (const group of groups) pool.running.set(group, (pool.running.get(group) ?? 0) + 1);
+          // A task found by a poll (a retry come due, a backlog at start) may not be alone: an idle
+          // slot looks too, and so on down the line while each finds one.
+          if (!slot.counted) wake(queue, 1, false);
+          slot.counted = false;
+          // While the polling slot is busy, an idle one looks for tasks coming due in its place.
+          const standIn = i === 0 && localConcurrency > 1 ? setInterval(() => wake(queue, 1, false), idleSeconds * 1000).unref() : undefined;
           try {
             for (const job of jobs) await handler(job as Job<never>);
           } finally {
-            boss.notifyWorker(id);
+            clearInterval(standIn);
+            for (const group of groups) {
+              const left = (pool.running.get(group) ?? 1) - 1;
+              if (left > 0) pool.running.set(group, left);
+              else pool.running.delete(group);
+            }
+            slot.busy = false;
+            // Fetches again at once: where this task came from there may be more, and its host's place is free.
+            slot.counted = true;
+            boss.notifyWorker(slot.id);
           }
         });
       }
@@ -157,6 +252,8 @@ export async function openJobQueue({ db, databaseUrl, settings, logger }: OpenOp
     healthy: () => !stopped,
     async stop(graceMs) {
       stopped = true;
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
       await boss.stop({ graceful: true, timeout: graceMs, close: true });
     },
   };

@@ -232,6 +232,7 @@ export class JobWorker {
         return;
       }
       const next = rules && claim.depth < rules.maxDepth ? rules.admit((page.links ?? []).slice(0, MAX_LINKS_PER_PAGE), claim.depth + 1) : [];
+      let charged = 0;
       const delivered = await db.transaction(async (tx) => {
         const stored = await store.deliver(tx, jobId, key, claim.attempt, {
           url: page.url,
@@ -241,6 +242,9 @@ export class JobWorker {
           credits: held,
         });
         if (!stored) return false;
+        // The charge commits with the delivery: a process killed in between leaves neither (the
+        // page is fetched again, the hold swept) or both, never a delivered page given away.
+        charged = held ? await ledger.captureIn(tx, requestId, held) : 0;
         await store.addFound(tx, jobId, next);
         await this.#emit(tx, job, 'page', { url: page.url, status_code: page.status_code });
         // The pages it found, and its own place, go to the next ones in the same commit.
@@ -256,7 +260,7 @@ export class JobWorker {
         return;
       }
       const counted = held;
-      const charged = held ? await ledger.settle(requestId, held) : 0;
+      ledger.settledElsewhere(requestId);
       held = 0;
       if (charged < counted) {
         const ended = await store.uncharged(jobId, key, counted - charged);
