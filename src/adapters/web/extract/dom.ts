@@ -126,7 +126,59 @@ export function elementsByTagNames(root: DomElement | DomDocument, tagNames: rea
   return found;
 }
 
-/** Length of `text` with whitespace runs collapsed to one space and the ends trimmed. */
+/** The descendants of `root` that pass `test`, in document order, as `querySelectorAll` finds them (the inside of `<template>` skipped), by one walk. */
+export function elementsWhere(root: DomElement, test: (element: DomElement) => boolean): DomElement[] {
+  const found: DomElement[] = [];
+  findDescendant(root, (element) => {
+    if (test(element)) found.push(element);
+    return false;
+  });
+  return found;
+}
+
+/** The first descendant of `root` (in document order, the inside of `<template>` skipped) that passes `test`, found as `elementsByTagNames` walks. */
+export function findDescendant(root: DomElement, test: (element: DomElement) => boolean): DomElement | null {
+  let node = root.firstElementChild;
+  while (node !== null) {
+    if (test(node)) return node;
+    const child = node.localName === 'template' ? null : node.firstElementChild;
+    if (child !== null) {
+      node = child;
+      continue;
+    }
+    let next: DomElement | null = null;
+    for (let at: DomElement | null = node; at !== root && at !== null; at = at.parentElement) {
+      next = at.nextElementSibling;
+      if (next !== null) break;
+    }
+    node = next;
+  }
+  return null;
+}
+
+/** Whether a UTF-16 code unit is whitespace as `\s` and `trim()` see it. */
+export function isSpaceCode(code: number): boolean {
+  if (code <= 32) return code === 32 || (code >= 9 && code <= 13);
+  if (code < 160) return false;
+  return code === 160 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff;
+}
+
+/**
+ * Length of `text` with whitespace runs collapsed to one space and the ends trimmed, counted
+ * without building the collapsed string (this runs on the text of most blocks of a page).
+ */
 export function collapsedLength(text: string | null | undefined): number {
-  return (text ?? '').replace(/\s+/g, ' ').trim().length;
+  if (!text) return 0;
+  let length = 0;
+  let space = false;
+  for (let i = 0; i < text.length; i += 1) {
+    if (isSpaceCode(text.charCodeAt(i))) {
+      if (length > 0) space = true;
+    } else {
+      if (space) length += 1;
+      space = false;
+      length += 1;
+    }
+  }
+  return length;
 }

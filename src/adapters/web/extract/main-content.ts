@@ -16,21 +16,49 @@
  *   only a page where it found nothing at all gives the cleaned body.
  */
 import { Readability } from '@mozilla/readability';
-import { bodyOf, collapsedLength, elementsByTagNames, parseDocument, type DomDocument, type DomElement, type DomNode } from './dom.ts';
+import { bodyOf, collapsedLength, elementsByTagNames, elementsWhere, findDescendant, isSpaceCode, parseDocument, type DomDocument, type DomElement, type DomNode } from './dom.ts';
+
+/*
+ * The elements below are told by their tag and attributes rather than by selectors: linkedom
+ * compiles a selector into a matcher on every `querySelectorAll`. Tags compare without case and
+ * attribute values as the selectors in the comments would.
+ */
 
 /** Never content: code, styling, embedded objects, and controls without text of their own. */
-const NEVER_CONTENT = 'script, style, noscript, template, iframe, frameset, frame, object, embed, svg, canvas, link, meta, input, button, select, textarea, dialog';
+const NEVER_CONTENT = new Set(['script', 'style', 'noscript', 'template', 'iframe', 'frameset', 'frame', 'object', 'embed', 'svg', 'canvas', 'link', 'meta', 'input', 'button', 'select', 'textarea', 'dialog']);
 
-/** Hidden by the markup itself. Kept in the whole page: pages behind a consent overlay hide their content until it is accepted. */
-const HIDDEN = '[hidden], [aria-hidden="true"], [style*="display:none" i], [style*="display: none" i]';
+/** Hidden by the markup itself (`[hidden], [aria-hidden="true"], [style*="display:none" i], [style*="display: none" i]`). Kept in the whole page: pages behind a consent overlay hide their content until it is accepted. */
+function isHidden(element: DomElement): boolean {
+  if (element.hasAttribute('hidden') || element.getAttribute('aria-hidden') === 'true') return true;
+  const style = element.getAttribute('style');
+  return style !== null && /display:none|display: none/i.test(style);
+}
 
-/** Site chrome: removed before scoring unless it may hold the content. */
-const CHROME = 'nav, [role="navigation"], footer, [role="contentinfo"], aside, [role="complementary"], [role="dialog"], [role="banner"], header';
+/** Site chrome, removed before scoring unless it may hold the content: `nav, footer, aside, header` and the roles of chrome. */
+const CHROME_TAGS = new Set(['nav', 'footer', 'aside', 'header']);
+const CHROME_ROLES = new Set(['navigation', 'contentinfo', 'complementary', 'dialog', 'banner']);
 
 /** Marks a form that had text fields for the reader to fill in. */
 const FORM_MARK = 'data-form-fields';
 
-const ARTICLE_MARKERS = 'article, main, [role="main"], [itemprop~="articleBody"], [itemprop~="text"]';
+/** An article marker: `article, main, [role="main"], [itemprop~="articleBody"], [itemprop~="text"]`, tested without a selector (linkedom compiles one per call). */
+function isArticleMarker(element: DomElement): boolean {
+  const local = element.localName.toLowerCase();
+  if (local === 'article' || local === 'main' || element.getAttribute('role') === 'main') return true;
+  const property = element.getAttribute('itemprop');
+  return property !== null && /(?:^|\s)(?:articleBody|text)(?:$|\s)/.test(property);
+}
+
+/** Whether an element below `root` is an article marker (as `root.querySelector` finds them). */
+function holdsArticleMarker(root: DomElement): boolean {
+  return findDescendant(root, isArticleMarker) !== null;
+}
+
+/** Whether `element` or one of its ancestors is an article marker (as `closest` finds them). */
+function insideArticleMarker(element: DomElement): boolean {
+  for (let at: DomElement | null = element; at !== null; at = at.parentElement) if (isArticleMarker(at)) return true;
+  return false;
+}
 
 /** Class or id words of blocks inside an article that are not its text. */
 const BOILERPLATE_NAME = /(^|[\s_-])(share|sharing|social|related|recommend(ed|ations)?|newsletter|subscribe|subscription|promo|advert(isement)?|ads?|sponsor(ed)?|comments?|disqus|respond|reply|tags?|tag-?list|breadcrumbs?|author-?(bio|box|info)|byline|post-?meta|entry-?meta|meta-?data|popular|trending|read-?more|more-?stories|outbrain|taboola|toolbar|pagination|pager|cookie|consent|signup|login|print|follow|jump-?link)($|[\s_-])/i;
@@ -43,6 +71,34 @@ class LinkedomReadability extends Readability<DomElement> {
 
   /** formats.ts has made every link and image absolute already (against `<base>` and the page URL). */
   _fixRelativeUris(): void {}
+
+  /**
+   * Readability's check, reading the `style` attribute as linkedom's `style` object does (the last
+   * `display` and `visibility` declarations, compared as written) without building that object
+   * for every node.
+   */
+  _isProbablyVisible(node: DomElement): boolean {
+    const style = (node as DomElement & { getAttributeNode(name: string): { value: string } | null }).getAttributeNode('style')?.value;
+    if (style !== undefined && (styleValue(style, 'display') === 'none' || styleValue(style, 'visibility') === 'hidden')) return false;
+    if (node.hasAttribute('hidden')) return false;
+    // Wikimedia's math images are hidden from screen readers behind a fallback image.
+    if (node.getAttribute('aria-hidden') !== 'true') return true;
+    const className = (node as DomElement & { className?: string }).className;
+    return Boolean(className && className.includes && className.includes('fallback-image'));
+  }
+}
+
+/** The value of the last declaration of `property` in a `style` attribute, split as linkedom splits it. */
+function styleValue(style: string, property: string): string | undefined {
+  if (!style.includes(property)) return undefined;
+  let value: string | undefined;
+  for (const rule of style.split(/\s*;\s*/)) {
+    const colon = rule.indexOf(':');
+    if (colon === -1 || rule.slice(0, colon).trim() !== property) continue;
+    const declared = rule.slice(colon + 1).trim();
+    if (declared !== '') value = declared;
+  }
+  return value;
 }
 
 export interface MainContent {
@@ -72,7 +128,8 @@ export function removeNonContent(document: DomDocument, options: { hidden: boole
   for (const form of body.querySelectorAll('form')) {
     if (form.querySelector('textarea, input[type="text"], input[type="email"], input[type="search"], input[type="password"], input:not([type])') !== null) form.setAttribute(FORM_MARK, '');
   }
-  for (const element of [...body.querySelectorAll(options.hidden ? `${NEVER_CONTENT}, ${HIDDEN}` : NEVER_CONTENT)]) element.remove();
+  const remove = options.hidden ? (element: DomElement) => NEVER_CONTENT.has(element.localName.toLowerCase()) || isHidden(element) : (element: DomElement) => NEVER_CONTENT.has(element.localName.toLowerCase());
+  for (const element of elementsWhere(body, remove)) element.remove();
   for (const element of [...document.querySelectorAll('head, title')]) if (body.contains(element)) element.remove();
 }
 
@@ -82,16 +139,21 @@ const COMMENTS = /(^|[\s_-])(comments?|comment-?list|commentlist|comments-?area|
 /** Removes site chrome and comment threads that cannot hold the content. */
 function removeChrome(body: DomElement): void {
   const pageText = collapsedLength(body.textContent);
-  const chrome = [...body.querySelectorAll(CHROME)];
-  for (const element of body.querySelectorAll('[id], [class]')) {
-    if (element.localName === 'body' || element.localName === 'html') continue;
+  const chrome: DomElement[] = [];
+  const comments: DomElement[] = [];
+  elementsWhere(body, (element) => {
+    const role = element.getAttribute('role');
+    if (CHROME_TAGS.has(element.localName.toLowerCase()) || (role !== null && CHROME_ROLES.has(role))) chrome.push(element);
+    if (element.localName === 'body' || element.localName === 'html' || !(element.hasAttribute('id') || element.hasAttribute('class'))) return false;
     const name = `${element.getAttribute('id') ?? ''} ${element.getAttribute('class') ?? ''}`;
-    if (COMMENTS.test(name)) chrome.push(element);
-  }
+    if (COMMENTS.test(name)) comments.push(element);
+    return false;
+  });
+  chrome.push(...comments);
   for (const element of chrome) {
     if (!body.contains(element)) continue; // inside chrome removed already
-    if (element.querySelector(ARTICLE_MARKERS) !== null) continue;
-    if (element.closest(ARTICLE_MARKERS) !== null && element.localName === 'header') continue; // an article's own header
+    if (holdsArticleMarker(element)) continue;
+    if (element.localName === 'header' && insideArticleMarker(element)) continue; // an article's own header
     if (collapsedLength(element.textContent) > pageText * 0.5) continue;
     element.remove();
   }
@@ -99,11 +161,12 @@ function removeChrome(body: DomElement): void {
 
 /** The page's own marker of its article body: one `articleBody`, else one `<article>`, with real text. */
 function markedArticle(body: DomElement): DomElement | undefined {
-  const single = (selector: string) => {
-    const found = [...body.querySelectorAll(selector)].filter((element) => collapsedLength(element.textContent) >= 250);
+  const single = (test: (element: DomElement) => boolean) => {
+    const found = elementsWhere(body, test).filter((element) => collapsedLength(element.textContent) >= 250);
     return found.length === 1 ? found[0] : undefined;
   };
-  return single('[itemprop~="articleBody"]') ?? single('article');
+  // `[itemprop~="articleBody"]`, else `article`.
+  return single((element) => /(?:^|\s)articleBody(?:$|\s)/.test(element.getAttribute('itemprop') ?? '')) ?? single((element) => element.localName.toLowerCase() === 'article');
 }
 
 function linkDensity(element: DomElement): number {
@@ -241,6 +304,12 @@ function isMetaLine(element: DomElement, text: string): boolean {
 /** Marks a block named as boilerplate while its name's blocks are counted. */
 const BOILERPLATE_MARK = 'data-boilerplate';
 
+/** Whether `element` or one of its ancestors is marked as boilerplate (`closest('[data-boilerplate]')`). */
+function markedAsBoilerplate(element: DomElement): boolean {
+  for (let at: DomElement | null = element; at !== null; at = at.parentElement) if (at.hasAttribute(BOILERPLATE_MARK)) return true;
+  return false;
+}
+
 /** Class words that are a post's labels (WordPress's `category-news`, `tag-social`), not the block's role. */
 const LABEL_CLASS = /^(tag|tags|category|categories|format|type|status|author)[-_]/i;
 
@@ -257,7 +326,7 @@ function removeNamedBoilerplate(root: DomElement, named: readonly DomElement[], 
     const name = `${classes.join(' ')} ${id}`;
     if (name.trim() === '' || CONTENT_NAME.test(name) || !(BOILERPLATE_NAME.test(name) || BOILERPLATE_PART.test(name))) continue;
     // Only the outermost named block counts: what is inside it goes with it.
-    if (element.closest(`[${BOILERPLATE_MARK}]`) !== null) continue;
+    if (markedAsBoilerplate(element)) continue;
     element.setAttribute(BOILERPLATE_MARK, '');
     const key = name.replace(/\d+/g, '').trim();
     const group = groups.get(key) ?? { elements: [], length: 0 };
@@ -368,6 +437,12 @@ function trimEnds(root: DomElement, total: number): void {
   for (const element of drop) if (root.contains(element)) element.remove();
 }
 
+/** What a figure shows besides its caption. */
+const MEDIA = new Set(['img', 'picture', 'video']);
+
+/** The blocks and lines the pruning looks at one by one. */
+const PRUNED = ['div', 'section', 'ul', 'ol', 'p', 'span', 'aside', 'nav', 'footer', 'header', 'form', 'table', 'td', 'li', 'dl', 'small', 'address', 'time', 'h2', 'h3', 'h4', 'h5', 'h6', 'strong', 'b'];
+
 /**
  * Removes boilerplate blocks inside the chosen content: the comment section, blocks named as
  * boilerplate, lists of links (with the heading that introduces them), picture captions and
@@ -383,17 +458,27 @@ function pruneBoilerplate(root: DomElement): void {
   }
   // A figure holds a picture and its caption: its text is the caption.
   for (const element of found.figures) {
-    if (root.contains(element) && element.querySelector('img, picture, video') !== null && collapsedLength(element.textContent) < 300) element.remove();
+    if (root.contains(element) && findDescendant(element, (inner) => MEDIA.has(inner.localName.toLowerCase())) !== null && collapsedLength(element.textContent) < 300) element.remove();
   }
   removeNamedBoilerplate(root, found.named, total);
-  for (const element of [...root.querySelectorAll('div, section, ul, ol, p, span, aside, nav, footer, header, form, table, td, li, dl, small, address, time, h2, h3, h4, h5, h6, strong, b')]) {
+  // Measured once, bottom up: an element is looked at before anything inside it or after it is
+  // removed, so its measure holds when it comes.
+  const measures = measure(root);
+  const lengthOf = (element: DomElement) => measures.get(element)?.length ?? collapsedLength(element.textContent);
+  const densityOf = (element: DomElement) => {
+    const measured = measures.get(element);
+    if (measured === undefined) return linkDensity(element);
+    return measured.length === 0 ? 0 : measured.linked / measured.length;
+  };
+  for (const element of elementsByTagNames(root, PRUNED)) {
     if (!root.contains(element) || element === root) continue;
     const local = element.localName;
     // Bold text counts only as a line of its own (a heading written in bold).
     if ((local === 'strong' || local === 'b') && element.parentElement?.children.length !== 1) continue;
-    const text = (element.textContent ?? '').replace(/\s+/g, ' ').trim();
-    const length = text.length;
+    const length = lengthOf(element);
     if (length > total * 0.4) continue;
+    let collapsed: string | undefined;
+    const text = () => (collapsed ??= (element.textContent ?? '').replace(/\s+/g, ' ').trim());
     if (local === 'form' && element.hasAttribute(FORM_MARK)) {
       element.remove();
       continue;
@@ -402,10 +487,10 @@ function pruneBoilerplate(root: DomElement): void {
     const line = (local === 'p' || local === 'div' || local === 'span') && length < 60 && element.children.length <= 1;
     if (/^h[2-6]$/.test(local) || line || ((local === 'strong' || local === 'b') && element.parentElement?.children.length === 1)) {
       const heading = local === 'strong' || local === 'b' ? element.parentElement! : element;
-      if (BOILERPLATE_HEADING.test(heading === element ? text : heading.textContent ?? '')) {
+      if (BOILERPLATE_HEADING.test(heading === element ? text() : heading.textContent ?? '')) {
         // What follows such a heading goes while it is links or short lines.
         let next = heading.nextElementSibling;
-        while (next !== null && (linkDensity(next) > 0.5 || collapsedLength(next.textContent) < 40) && collapsedLength(next.textContent) < total * 0.2) {
+        while (next !== null && (densityOf(next) > 0.5 || lengthOf(next) < 40) && lengthOf(next) < total * 0.2) {
           const after: DomElement | null = next.nextElementSibling;
           next.remove();
           next = after;
@@ -419,19 +504,17 @@ function pruneBoilerplate(root: DomElement): void {
       element.remove();
       continue;
     }
-    if ((local === 'p' || local === 'div' || local === 'li' || local === 'span') && length < 250 && TEASER_LINE.test(text)) {
+    if ((local === 'p' || local === 'div' || local === 'li' || local === 'span') && length < 250 && TEASER_LINE.test(text())) {
       element.remove();
       continue;
     }
-    if (local !== 'strong' && local !== 'b' && length > 0 && isMetaLine(element, text)) {
+    if (local !== 'strong' && local !== 'b' && length > 0 && length <= 300 && isMetaLine(element, text())) {
       element.remove();
       continue;
     }
     const list = local === 'ul' || local === 'ol' || local === 'dl';
-    const anchors = list || local === 'div' || local === 'section' ? element.querySelectorAll('a') : [];
-    let count = 0;
-    for (const _ of anchors) count += 1;
-    if (count >= (list ? 2 : 3) && length < 1000 && linkDensity(element) > (list ? 0.5 : 0.7)) {
+    const count = list || local === 'div' || local === 'section' ? (measures.get(element)?.anchors ?? elementsByTagNames(element, ['a']).length) : 0;
+    if (count >= (list ? 2 : 3) && length < 1000 && densityOf(element) > (list ? 0.5 : 0.7)) {
       // The heading just before a list of links names it ("Read more", "Related").
       const before = previousElement(element);
       if (before && /^h[1-6]$/.test(before.localName)) before.remove();
@@ -439,9 +522,65 @@ function pruneBoilerplate(root: DomElement): void {
       continue;
     }
     // A short line that is one link ("Read more", "To the shop").
-    if ((local === 'p' || local === 'div') && length < 80 && length > 0 && linkDensity(element) > 0.9) element.remove();
+    if ((local === 'p' || local === 'div') && length < 80 && length > 0 && densityOf(element) > 0.9) element.remove();
   }
   trimEnds(root, total);
+}
+
+/** The text of an element as runs of collapsed text: its collapsed length, and whether it starts or ends with whitespace. */
+interface Span {
+  length: number;
+  lead: boolean;
+  trail: boolean;
+}
+
+function textSpan(text: string): Span {
+  const length = collapsedLength(text);
+  if (text === '') return { length, lead: false, trail: false };
+  return { length, lead: isSpaceCode(text.charCodeAt(0)), trail: isSpaceCode(text.charCodeAt(text.length - 1)) };
+}
+
+/** The span of two texts one after the other (whitespace between them collapses to one space). */
+function joinSpans(a: Span, b: Span): Span {
+  if (a.length === 0) return { length: b.length, lead: a.lead || b.lead, trail: b.length === 0 ? a.trail || b.trail : b.trail };
+  if (b.length === 0) return { length: a.length, lead: a.lead, trail: a.trail || b.lead };
+  return { length: a.length + b.length + (a.trail || b.lead ? 1 : 0), lead: a.lead, trail: b.trail };
+}
+
+interface Measure {
+  /** Length of the collapsed `textContent`. */
+  length: number;
+  /** Sum of the collapsed text lengths of the anchors inside (as `linkDensity` adds them). */
+  linked: number;
+  /** Anchors inside. */
+  anchors: number;
+}
+
+/** The measures of `root` and every element in it, in one walk. */
+function measure(root: DomElement): Map<DomElement, Measure> {
+  const measures = new Map<DomElement, Measure>();
+  const walk = (element: DomElement): { span: Span; linked: number; anchors: number } => {
+    let span: Span = { length: 0, lead: false, trail: false };
+    let linked = 0;
+    let anchors = 0;
+    for (let child = element.firstChild; child !== null; child = child.nextSibling) {
+      if (child.nodeType === 3 || child.nodeType === 4) span = joinSpans(span, textSpan(child.textContent ?? ''));
+      else if (child.nodeType === 1) {
+        const inner = walk(child as DomElement);
+        span = joinSpans(span, inner.span);
+        linked += inner.linked;
+        anchors += inner.anchors;
+        if ((child as DomElement).localName.toLowerCase() === 'a') {
+          linked += inner.span.length;
+          anchors += 1;
+        }
+      }
+    }
+    measures.set(element, { length: span.length, linked, anchors });
+    return { span, linked, anchors };
+  };
+  walk(root);
+  return measures;
 }
 
 function previousElement(element: DomElement): DomElement | null {
