@@ -4,13 +4,12 @@
  * recorded in history. An unknown job is 404 `Not found.`, as a user's own job routes answer it.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
-import { httpErrors } from '../core/errors.ts';
 import { integer, max, min, oneOf, required, string } from '../validation/rules.ts';
 import { field } from '../validation/schema.ts';
 import { JOB_KINDS, JOB_STATUSES } from '../jobs/store.ts';
 import { defineEndpoint, type Endpoint } from '../pipeline/endpoint.ts';
-import { cancelJob, DEFAULT_JOB_LIST_LIMIT, listJobs, MAX_JOB_LIST_LIMIT, OperationError, showJob } from '../operations/index.ts';
-import { filled, prohibitUnknownFields, toHttpError, userFilter } from './admin.ts';
+import { cancelJob, DEFAULT_JOB_LIST_LIMIT, listJobs, MAX_JOB_LIST_LIMIT, showJob } from '../operations/index.ts';
+import { filled, prohibitUnknownFields, operationAnswer, userFilter } from './admin.ts';
 
 const literals = <const T extends readonly string[]>(values: T, description: string) => Type.Union(values.map((value) => Type.Literal(value)), { description });
 const timestamp = Type.String({ description: 'ISO 8601 UTC with microseconds.', examples: ['2026-11-22T10:15:30.123000Z'] });
@@ -73,16 +72,6 @@ const jobExample = {
 
 const jobParam = field({ in: 'path', rules: [required(), string()], description: 'The job id (a UUID).', example: jobExample.id });
 
-/** The operations' failures over HTTP; an unknown job is worded as the user's own job routes word it. */
-async function answer<T>(operation: () => Promise<T>, options: { unknownJob?: boolean } = {}): Promise<T> {
-  try {
-    return await operation();
-  } catch (error) {
-    if (!(error instanceof OperationError)) throw error;
-    throw options.unknownJob && error.kind === 'not_found' ? httpErrors.notFound() : toHttpError(error);
-  }
-}
-
 const listFields = {
   user: userFilter,
   status: field({ rules: [filled(), string(), oneOf(JOB_STATUSES)], description: 'Only jobs in this status.', example: 'running' }),
@@ -104,7 +93,7 @@ export const ADMIN_JOB_ENDPOINTS: readonly Endpoint[] = [
     success: { status: 200, description: 'The jobs.', schema: Type.Object({ data: Type.Array(JobRow) }), example: { data: [jobExample] } },
     errors: [404],
     async handler({ input, services }) {
-      return { body: { data: await answer(() => listJobs(services.operations, input)) } };
+      return { body: { data: await operationAnswer(() => listJobs(services.operations, input)) } };
     },
   }),
   defineEndpoint({
@@ -136,7 +125,7 @@ export const ADMIN_JOB_ENDPOINTS: readonly Endpoint[] = [
     },
     errors: [404],
     async handler({ input, services }) {
-      return { body: { job: await answer(() => showJob(services.operations, input), { unknownJob: true }) } };
+      return { body: { job: await operationAnswer(() => showJob(services.operations, input), { ownRouteNotFound: true }) } };
     },
   }),
   defineEndpoint({
@@ -153,7 +142,7 @@ export const ADMIN_JOB_ENDPOINTS: readonly Endpoint[] = [
     success: { status: 200, description: 'The job’s status now.', schema: Type.Object({ id: Type.String(), status }), example: { id: jobExample.id, status: 'cancelled' } },
     errors: [404],
     async handler({ input, services }) {
-      return { body: await answer(() => cancelJob(services.operations, input), { unknownJob: true }) };
+      return { body: await operationAnswer(() => cancelJob(services.operations, input), { ownRouteNotFound: true }) };
     },
   }),
 ];

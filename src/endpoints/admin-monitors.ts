@@ -5,15 +5,13 @@
  * monitor routes answer it.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
-import { httpErrors } from '../core/errors.ts';
 import { integer, max, min, oneOf, required, string } from '../validation/rules.ts';
 import { field } from '../validation/schema.ts';
 import { CHAIN_NAMES } from '../adapters/chain/chains.ts';
 import { MONITOR_STATUSES } from '../monitors/store.ts';
 import { defineEndpoint, type Endpoint } from '../pipeline/endpoint.ts';
-import { OperationError } from '../operations/index.ts';
 import { DEFAULT_MONITOR_LIST_LIMIT, listMonitors, MAX_MONITOR_LIST_LIMIT, pauseMonitor, resumeMonitor, showMonitor } from '../operations/monitors.ts';
-import { filled, prohibitUnknownFields, toHttpError, userFilter } from './admin.ts';
+import { filled, prohibitUnknownFields, operationAnswer, userFilter } from './admin.ts';
 
 const literals = <const T extends readonly string[]>(values: T, description: string) => Type.Union(values.map((value) => Type.Literal(value)), { description });
 const timestamp = Type.String({ description: 'ISO 8601 UTC with microseconds.', examples: ['2026-11-26T10:00:00.123000Z'] });
@@ -72,16 +70,6 @@ const monitorExample = {
 
 const monitorParam = field({ in: 'path', rules: [required(), string()], description: 'The monitor id (a UUID).', example: monitorExample.id });
 
-/** The operations' failures over HTTP; an unknown monitor is worded as the user's own monitor routes word it. */
-async function answer<T>(operation: () => Promise<T>, options: { unknownMonitor?: boolean } = {}): Promise<T> {
-  try {
-    return await operation();
-  } catch (error) {
-    if (!(error instanceof OperationError)) throw error;
-    throw options.unknownMonitor && error.kind === 'not_found' ? httpErrors.notFound() : toHttpError(error);
-  }
-}
-
 const listFields = {
   user: userFilter,
   chain: field({ rules: [filled(), string(), oneOf(CHAIN_NAMES)], description: 'Only monitors of this chain.', example: 'ethereum' }),
@@ -112,7 +100,7 @@ const statusChange = (action: 'pause' | 'resume') =>
     errors: [404],
     async handler({ input, services }) {
       const operation = action === 'pause' ? pauseMonitor : resumeMonitor;
-      return { body: await answer(() => operation(services.operations, input), { unknownMonitor: true }) };
+      return { body: await operationAnswer(() => operation(services.operations, input), { ownRouteNotFound: true }) };
     },
   });
 
@@ -131,7 +119,7 @@ export const ADMIN_MONITOR_ENDPOINTS: readonly Endpoint[] = [
     success: { status: 200, description: 'The monitors.', schema: Type.Object({ data: Type.Array(MonitorRow) }), example: { data: [monitorExample] } },
     errors: [404],
     async handler({ input, services }) {
-      return { body: { data: await answer(() => listMonitors(services.operations, input)) } };
+      return { body: { data: await operationAnswer(() => listMonitors(services.operations, input)) } };
     },
   }),
   defineEndpoint({
@@ -160,7 +148,7 @@ export const ADMIN_MONITOR_ENDPOINTS: readonly Endpoint[] = [
     },
     errors: [404],
     async handler({ input, services }) {
-      return { body: { monitor: await answer(() => showMonitor(services.operations, input), { unknownMonitor: true }) } };
+      return { body: { monitor: await operationAnswer(() => showMonitor(services.operations, input), { ownRouteNotFound: true }) } };
     },
   }),
   statusChange('pause'),

@@ -50,6 +50,20 @@ export function toHttpError(error: OperationError): HttpError {
   }
 }
 
+/**
+ * Runs an operation for an admin route, its failures in their HTTP form. `ownRouteNotFound`: an
+ * unknown id is worded as the user's own routes word it (`Not found.`), not with the operation's
+ * message.
+ */
+export async function operationAnswer<T>(operation: () => Promise<T>, options: { ownRouteNotFound?: boolean } = {}): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    if (!(error instanceof OperationError)) throw error;
+    throw options.ownRouteNotFound && error.kind === 'not_found' ? httpErrors.notFound() : toHttpError(error);
+  }
+}
+
 /** Fields a request sent that the route does not take (`_method` is the method override's). */
 export function prohibitUnknownFields(fields: Fields) {
   return async ({ input }: { input: Record<string, unknown> }, errors: FieldErrors) => {

@@ -16,42 +16,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freshPostgresDatabase } from '../support/service.ts';
+import { cliEnv, runGleaner, type CliResult } from '../support/cli.ts';
 import { listMigrations } from '../../src/storage/migrate.ts';
 
 const BIN = new URL('../../bin/gleaner', import.meta.url).pathname;
 const SANCTUM_TOKEN = /^\d+\|[A-Za-z0-9]{40}$/;
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  /** stdout parsed as JSON (commands run with --json print exactly one JSON line). */
-  json: any;
-}
-
-/** The environment of a child: ours without database or Redis settings, plus `env`. */
-function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  const base: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent' };
-  delete base.DATABASE_URL;
-  delete base.REDIS_URL;
-  return { ...base, ...env };
-}
-
-async function gleaner(env: Record<string, string>, ...args: string[]): Promise<CliResult> {
-  const child = spawn(process.execPath, [BIN, ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
-  child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
-  const [code] = (await once(child, 'close')) as [number | null];
-  let json: unknown;
-  try {
-    json = JSON.parse(stdout);
-  } catch {
-    json = undefined;
-  }
-  return { code, stdout, stderr, json };
-}
+const gleaner = (env: Record<string, string>, ...args: string[]): Promise<CliResult> => runGleaner(args, cliEnv(env));
 
 /** Runs a command that must succeed and returns its JSON output. */
 async function ok(env: Record<string, string>, ...args: string[]): Promise<any> {
@@ -82,7 +53,7 @@ async function serve(env: Record<string, string>): Promise<Server> {
   const port = await freePort();
   const child = spawn(process.execPath, [BIN, 'serve'], {
     // One OCR engine is enough to warm: these tests never send an image.
-    env: childEnv({ OCR_WORKERS: '1', ...env, PORT: String(port), HOST: '127.0.0.1' }),
+    env: cliEnv({ OCR_WORKERS: '1', ...env, PORT: String(port), HOST: '127.0.0.1' }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -7,14 +7,12 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { runGleaner, storageCliEnv } from '../support/cli.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { startLoopbackSite, type LoopbackSite } from '../support/web-site.ts';
 
-const BIN = new URL('../../bin/gleaner', import.meta.url).pathname;
 const PAGE = '<html><head><title>Page</title></head><body><h1>A page</h1><p>Some words to convert.</p></body></html>';
 
 let service: TestService;
@@ -79,25 +77,7 @@ async function waitFor(id: string, done: (job: any) => boolean): Promise<any> {
 }
 
 /** `gleaner <args>` against this server's storage: its admin socket (embedded), or PostgreSQL directly. */
-async function gleaner(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string; json: any }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent', DATA_DIR: service.env.DATA_DIR };
-  delete env.DATABASE_URL;
-  delete env.REDIS_URL;
-  if (service.env.DATABASE_URL) env.DATABASE_URL = service.env.DATABASE_URL;
-  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
-  child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
-  const [code] = (await once(child, 'close')) as [number | null];
-  let json: unknown;
-  try {
-    json = JSON.parse(stdout);
-  } catch {
-    json = undefined;
-  }
-  return { code, stdout, stderr, json };
-}
+const gleaner = (...args: string[]) => runGleaner(args, storageCliEnv(service.env));
 
 const ids = (rows: Array<{ id: string }>) => rows.map((row) => row.id).sort();
 

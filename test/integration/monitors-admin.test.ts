@@ -10,11 +10,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Address, Hash } from 'viem';
+import { runGleaner, storageCliEnv } from '../support/cli.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { evmNodeUnavailable, startEvmNode, type EvmNode } from '../support/evm-node.ts';
 import { waitUntil } from '../support/processes.ts';
@@ -22,7 +21,6 @@ import { addressKey } from '../../src/monitors/matching.ts';
 import { MonitorStore } from '../../src/monitors/store.ts';
 
 const unavailable = evmNodeUnavailable();
-const BIN = new URL('../../bin/gleaner', import.meta.url).pathname;
 const METRICS_TOKEN = 'monitor-metrics-token-0123456789';
 
 interface Delivery {
@@ -109,25 +107,7 @@ async function send(to: Address, value: bigint): Promise<Hash> {
 }
 
 /** `gleaner <args>` against this server's storage: its admin socket (embedded), or PostgreSQL directly. */
-async function gleaner(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string; json: any }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent', DATA_DIR: service.env.DATA_DIR };
-  delete env.DATABASE_URL;
-  delete env.REDIS_URL;
-  if (service.env.DATABASE_URL) env.DATABASE_URL = service.env.DATABASE_URL;
-  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
-  child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
-  const [code] = (await once(child, 'close')) as [number | null];
-  let json: unknown;
-  try {
-    json = JSON.parse(stdout);
-  } catch {
-    json = undefined;
-  }
-  return { code, stdout, stderr, json };
-}
+const gleaner = (...args: string[]) => runGleaner(args, storageCliEnv(service.env));
 
 /** One sample of /metrics: the value of the series whose name and labels are given, or undefined. */
 async function metric(name: string, labels: Record<string, string>): Promise<number | undefined> {

@@ -7,13 +7,11 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { runGleaner, storageCliEnv } from '../support/cli.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
 import { bingFixtures, fixtureResults, mojeekFixtures } from '../support/search-fixtures.ts';
 
-const BIN = new URL('../../bin/gleaner', import.meta.url).pathname;
 
 let service: TestService;
 let upstream: FakeUpstream;
@@ -49,19 +47,7 @@ const report = (token = owner, query = '') => service.call('GET', `/admin/upstre
 const at = (ms: number) => new Date(ms).toISOString().replace('Z', '000Z');
 
 /** `gleaner <args>` against this server's storage: its admin socket (embedded), or PostgreSQL directly. */
-async function gleaner(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent', DATA_DIR: service.env.DATA_DIR };
-  delete env.DATABASE_URL;
-  delete env.REDIS_URL;
-  if (service.env.DATABASE_URL) env.DATABASE_URL = service.env.DATABASE_URL;
-  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
-  child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
-  const [code] = (await once(child, 'close')) as [number | null];
-  return { code, stdout, stderr };
-}
+const gleaner = (...args: string[]) => runGleaner(args, storageCliEnv(service.env));
 
 describe('GET /admin/upstreams', () => {
   test('owner tokens only; the report takes no query field', async () => {
