@@ -3,10 +3,11 @@
  * functions, the main thread free while a page converts, the time limit, aborts, the heap limit,
  * and the settings that size them.
  */
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseHTML } from 'linkedom';
 import { createPageConverter, type PageConverter } from '../../src/adapters/web/converter.ts';
+import { convertersClosedAfter } from '../support/converters.ts';
 import { convertPage, elementsByTagNames, extractLinks, renderContent } from '../../src/adapters/web/formats.ts';
 import { webCapability } from '../../src/adapters/web/index.ts';
 import { ConfigError, envReader } from '../../src/core/env.ts';
@@ -17,13 +18,7 @@ const PAGE_URL = 'https://site.example/blog/post';
 const large = largeArticlePage(4 * 1024 * 1024);
 const small = articlePage();
 
-const converters: PageConverter[] = [];
-function converter(options: Parameters<typeof createPageConverter>[0]): PageConverter {
-  const created = createPageConverter(options);
-  converters.push(created);
-  return created;
-}
-after(() => Promise.all(converters.map((c) => c.close())));
+const converter = convertersClosedAfter();
 
 /** Resolves once the pool reports a conversion running in a process. */
 async function converting(pool: PageConverter): Promise<void> {

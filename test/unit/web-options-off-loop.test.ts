@@ -4,9 +4,10 @@
  * a page on the event loop, the answers are the functions' own, and a page too large for them is
  * blamed on the option that asked for the work.
  */
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPageConverter, type ConvertTask, type PageConverter } from '../../src/adapters/web/converter.ts';
+import { type ConvertTask, type PageConverter } from '../../src/adapters/web/converter.ts';
+import { convertersClosedAfter } from '../support/converters.ts';
 import { convertPage } from '../../src/adapters/web/formats.ts';
 import { extractRules, MAX_EXTRACT_ITEMS } from '../../src/adapters/web/extract-rules.ts';
 import { applySelectorFilter } from '../../src/adapters/web/selectors.ts';
@@ -20,13 +21,7 @@ const small = articlePage();
 const large = largeArticlePage(4 * 1024 * 1024);
 const RULES = { title: 'h1', sections: { selector: 'h2', all: true }, first: { selector: 'article a', type: 'attr', attr: 'href' } } as const;
 
-const converters: PageConverter[] = [];
-function converter(options: Parameters<typeof createPageConverter>[0]): PageConverter {
-  const created = createPageConverter(options);
-  converters.push(created);
-  return created;
-}
-after(() => Promise.all(converters.map((c) => c.close())));
+const converter = convertersClosedAfter();
 
 /** A scraper whose every fetch answers `html` (an HTML page unless told), converting with `pool`. */
 function scraperServing(html: string, pool: PageConverter, contentType = 'text/html; charset=utf-8') {
