@@ -22,7 +22,7 @@
  *   BENCH_CPU_PROF             folder for the servers' CPU profiles (optional)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -54,7 +54,8 @@ interface Server {
 }
 
 async function startServer(label: string, root: string, profileDir: string | undefined): Promise<Server> {
-  const flags = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir, '--cpu-prof-name', `${label.replace(/\W+/g, '-')}.cpuprofile`] : [];
+  // One folder per server: Node names each thread's profile itself (the PDF threads write their own).
+  const flags = profileDir ? ['--cpu-prof', '--cpu-prof-dir', path.join(profileDir, label.replace(/\W+/g, '-'))] : [];
   const child = spawn(process.execPath, [...flags, SELF, '--serve', root], { stdio: ['pipe', 'pipe', 'inherit'] });
   const line = await new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
@@ -82,6 +83,33 @@ function cpuSeconds(pid: number): { own: number; reapedChildren: number } | unde
     // The command name (in parentheses) may hold spaces: fields are counted after it.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
     return { own: (fields[11] + fields[12]) / 100, reapedChildren: (fields[13] + fields[14]) / 100 };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * CPU seconds of a process's threads, grouped by kind from the thread's name: Node's main thread
+ * (`MainThread`: HTTP, database, outbound fetch), its worker threads (`WorkerThread`: here the PDF
+ * engine's pool), and the rest (V8's compiler and GC helpers, libuv's pool). Shows where a
+ * document's CPU goes; undefined where there is no /proc.
+ */
+function threadCpuSeconds(pid: number): Map<string, number> | undefined {
+  try {
+    const byKind = new Map<string, number>();
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      let stat: string;
+      try {
+        stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
+      } catch {
+        continue; // the thread ended between the listing and the read
+      }
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const kind = name === 'MainThread' ? 'main thread' : name === 'WorkerThread' ? 'PDF threads' : 'other threads';
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+      byKind.set(kind, (byKind.get(kind) ?? 0) + (fields[11] + fields[12]) / 100);
+    }
+    return byKind;
   } catch {
     return undefined;
   }
@@ -165,6 +193,8 @@ async function main(): Promise<void> {
       cpu: () => number | undefined;
       seconds: number;
       cpuSeconds: number | undefined;
+      /** A server's CPU seconds by kind of thread (threadCpuSeconds), summed over the measured runs. */
+      threads?: { read: () => Map<string, number> | undefined; seconds: Map<string, number> };
       latencies: number[];
       sequential: number[];
     };
@@ -172,6 +202,7 @@ async function main(): Promise<void> {
       name: `POST /v1/pdf (${server.label})`,
       job: request(server),
       cpu: () => cpuSeconds(server.child.pid!)?.own,
+      threads: { read: () => threadCpuSeconds(server.child.pid!), seconds: new Map() },
       seconds: 0,
       cpuSeconds: 0,
       latencies: [],
@@ -187,8 +218,11 @@ async function main(): Promise<void> {
       const order = rows.map((_, i) => rows[(i + round) % rows.length]);
       for (const row of order) {
         const cpuBefore = row.cpu();
+        const threadsBefore = row.threads?.read();
         const run = await timed(requests, inFlight, row.job);
         const cpuAfter = row.cpu();
+        const threadsAfter = row.threads?.read();
+        for (const [kind, after] of threadsAfter ?? []) row.threads!.seconds.set(kind, (row.threads!.seconds.get(kind) ?? 0) + after - (threadsBefore?.get(kind) ?? 0));
         row.cpuSeconds = cpuBefore === undefined || cpuAfter === undefined || row.cpuSeconds === undefined ? undefined : row.cpuSeconds + cpuAfter - cpuBefore;
         row.seconds += run.seconds;
         row.latencies.push(...run.latencies);
@@ -217,6 +251,15 @@ async function main(): Promise<void> {
           `${percentile(row.latencies, 50).toFixed(1).padStart(7)} ${percentile(row.latencies, 95).toFixed(1).padStart(7)} ${percentile(row.sequential, 50).toFixed(1).padStart(9)} ` +
           `${(perCpu ? perCpu.toFixed(0) : '-').padStart(11)} ${cpuRatio.padStart(12)}`,
       );
+    }
+    // Where a document's CPU goes: the engine's threads bound the ratio once the rest is small.
+    const documents = rounds * requests;
+    const perDocument = (seconds: number) => `${((seconds * 1000) / documents).toFixed(1)} ms`;
+    for (const row of rows) {
+      if (row.threads?.seconds.size) {
+        const kinds = ['main thread', 'PDF threads', 'other threads'].map((kind) => `${kind} ${perDocument(row.threads!.seconds.get(kind) ?? 0)}`);
+        console.log(`CPU per document, ${row.name}: ${kinds.join(', ')}`);
+      } else if (row.cpuSeconds) console.log(`CPU per document, ${row.name}: ${perDocument(row.cpuSeconds)}`);
     }
   } finally {
     for (const server of servers) await stopServer(server);

@@ -286,8 +286,11 @@ export class EngineDocument {
         const codes = new Uint32Array(count);
         const generated = new Uint8Array(count);
         for (let i = 0; i < count; i++) {
-          codes[i] = native.FPDFText_GetUnicode(textPage, i);
-          generated[i] = native.FPDFText_IsGenerated(textPage, i) === 1 ? 1 : 0;
+          const code = native.FPDFText_GetUnicode(textPage, i);
+          codes[i] = code;
+          // PDFium generates only spaces and line breaks, so other characters skip the call (one
+          // wasm call fewer for most characters of a page).
+          generated[i] = code <= 0x20 && native.FPDFText_IsGenerated(textPage, i) === 1 ? 1 : 0;
         }
         const geometry = (i: number): CharGeometry => {
           native.FPDFText_GetLooseCharBox(textPage, i, box); // FS_RECTF: left, top, right, bottom
