@@ -6,6 +6,9 @@
  *   rpc       JSON-RPC calls the follower makes per new block, counted by a proxy between the
  *             service and the node, with 1 and with 1,000 watched addresses: head polls apart
  *             (they depend on CHAIN_POLL_MS and time, not on blocks)
+ *   catch-up  BENCH_CATCHUP blocks, one watched transfer each, mined while the proxy hides them
+ *             (it answers the head as it was); then, from the head poll that shows them all, to
+ *             the first webhook (one step's reads and commit) and to the last; median of 5 rounds
  *
  * The service runs in this process (embedded PGlite), with confirmations 0 so that the latency
  * is the follower's and the delivery's own.
@@ -14,6 +17,8 @@
  * Environment:
  *   BENCH_TRANSFERS   transfers timed (default 200)
  *   BENCH_BLOCKS      blocks mined for each RPC count (default 40)
+ *   BENCH_CATCHUP     blocks of the catch-up (default 50, one follower step)
+ *   BENCH_RPC_DELAY_MS  added by the proxy to every HTTP request, as a node farther away would (default 0)
  *   CHAIN_POLL_MS     the follower's poll interval (default 250 here)
  */
 import http from 'node:http';
@@ -26,6 +31,9 @@ import { evmNodeUnavailable, startEvmNode } from '../test/support/evm-node.ts';
 
 const TRANSFERS = Number(process.env.BENCH_TRANSFERS ?? 200);
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 40);
+const CATCHUP = Number(process.env.BENCH_CATCHUP ?? 50);
+const CATCHUP_ROUNDS = 5;
+const RPC_DELAY_MS = Number(process.env.BENCH_RPC_DELAY_MS ?? 0);
 const POLL_MS = process.env.CHAIN_POLL_MS ?? '250';
 
 const unavailable = evmNodeUnavailable();
@@ -38,14 +46,25 @@ const node = await startEvmNode();
 
 // The counting proxy: every JSON-RPC call the service makes, by method (a batch counts each call).
 const calls = new Map<string, number>();
+// While set, the head the proxy answers (blocks mined meanwhile stay hidden from the follower).
+let frozenHead: number | undefined;
+// When the first head poll showing the hidden blocks was answered.
+let revealedAt: number | undefined;
 const proxy = http.createServer(async (req, res) => {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const body = Buffer.concat(chunks);
-  const parsed = JSON.parse(body.toString('utf8')) as { method: string } | Array<{ method: string }>;
+  const parsed = JSON.parse(body.toString('utf8')) as { id: number; method: string } | Array<{ method: string }>;
   for (const call of Array.isArray(parsed) ? parsed : [parsed]) calls.set(call.method, (calls.get(call.method) ?? 0) + 1);
+  if (RPC_DELAY_MS > 0) await sleep(RPC_DELAY_MS);
+  if (!Array.isArray(parsed) && parsed.method === 'eth_blockNumber' && frozenHead !== undefined) {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: parsed.id, result: `0x${frozenHead.toString(16)}` }));
+    return;
+  }
   const upstream = await fetch(node.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-  res.writeHead(upstream.status, { 'content-type': 'application/json' }).end(Buffer.from(await upstream.arrayBuffer()));
+  const answer = Buffer.from(await upstream.arrayBuffer());
+  if (!Array.isArray(parsed) && parsed.method === 'eth_blockNumber' && revealedAt === undefined) revealedAt = performance.now();
+  res.writeHead(upstream.status, { 'content-type': 'application/json' }).end(answer);
 });
 proxy.listen(0, '127.0.0.1');
 await once(proxy, 'listening');
@@ -130,6 +149,28 @@ try {
     monitors.push(await create(addresses));
   }
   await rpcPerBlock('1,000 watched addresses');
+
+  // Catch-up: blocks the follower has not seen, all read in one step. Their events are committed
+  // together, so the first webhook marks the step's end; the last one adds the deliveries.
+  const firsts: number[] = [];
+  const lasts: number[] = [];
+  for (let round = 0; round < CATCHUP_ROUNDS; round++) {
+    await sleep(Number(POLL_MS) * 4);
+    frozenHead = await node.blockNumber();
+    const hashes: `0x${string}`[] = [];
+    for (let i = 0; i < CATCHUP; i++) {
+      hashes.push(await node.sendNative({ from: sender, to: watched, value: 1n }));
+      await node.receipt(hashes.at(-1)!);
+    }
+    revealedAt = undefined;
+    frozenHead = undefined;
+    while (!hashes.every((hash) => arrivedAt.has(hash))) await sleep(5);
+    firsts.push(Math.min(...hashes.map((hash) => arrivedAt.get(hash)!)) - revealedAt!);
+    lasts.push(Math.max(...hashes.map((hash) => arrivedAt.get(hash)!)) - revealedAt!);
+  }
+  const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  console.log(`catch-up of ${CATCHUP} blocks, RPC delay ${RPC_DELAY_MS} ms per request (median of ${CATCHUP_ROUNDS}), from the head poll that shows them:`);
+  console.log(`  first webhook ${median(firsts).toFixed(0)} ms (the step's reads and commit), last ${median(lasts).toFixed(0)} ms`);
 } finally {
   await service.close();
   proxy.close();

@@ -4,10 +4,13 @@
  *
  * 1. takes the chain's lease (one process follows a chain at a time; another takes over when the
  *    lease lapses), and reads the cursor: the last block processed and its hash;
- * 2. reads the head, then the new blocks' headers and their transfers (`transfersInBlocks`: the
- *    calls per block do not depend on how many addresses are watched);
- * 3. checks each block's parent hash against the stored hash of the block before: a mismatch is a
- *    reorg, and the follower walks back to the last block both branches share;
+ * 2. reads the head, then the new blocks and their transfers in one `transfersInBlocks` (the
+ *    calls per block do not depend on how many addresses are watched; the blocks it answers are
+ *    the headers checked below, so no header is read on its own);
+ * 3. checks the first block's parent hash against the stored hash of the block before: a mismatch
+ *    is a reorg, and the follower walks back to the last block both branches share; blocks that
+ *    do not link up with each other, or fewer than the head promised, mean the chain changed while
+ *    it was read: the next step reads them again;
  * 4. commits in one transaction: the cursor (only if it is still where this step read it, so two
  *    processes can never both advance it), the blocks' hashes, the matched transfers, the events
  *    of transfers that now have their monitor's confirmations, and `chain.transfer_reverted` for
@@ -130,18 +133,19 @@ export class ChainFollower {
 
     const from = at.number + 1;
     const to = Math.min(head, at.number + BLOCKS_PER_STEP);
-    const blocks: BlockRef[] = [];
-    for (let n = from; n <= to; n++) blocks.push(await this.#block(n, context));
+    // One read gives the blocks' headers and their transfers (a ChainCallError, such as the chain
+    // moving between its calls, fails the step: the next one reads the range again).
+    const { blocks, transfers } = from <= to ? await reader.transfersInBlocks(from, to, context) : { blocks: [], transfers: [] };
     if (blocks.length > 0 && blocks[0].parent_hash !== at.hash) {
       const fork = await this.#walkBack(cursor, at.number, context);
       return { ...idle, led: true, reorg: true, head, processed: fork ?? at.number };
     }
-    // The chain changed while it was being read: the next step reads it again.
+    // The chain changed while it was being read (the head went back, or blocks of two branches): the next step reads it again.
     const unread: StepResult = { ...idle, led: true, head, processed: at.number };
-    for (let i = 1; i < blocks.length; i++) {
-      if (blocks[i].parent_hash !== blocks[i - 1].hash) return unread;
+    if (blocks.length !== Math.max(0, to - from + 1)) return unread;
+    for (let i = 0; i < blocks.length; i++) {
+      if (blocks[i].number !== from + i || (i > 0 && blocks[i].parent_hash !== blocks[i - 1].hash)) return unread;
     }
-    const transfers = blocks.length > 0 ? await reader.transfersInBlocks(from, to, context) : [];
     const hashes = new Map(blocks.map((block) => [block.number, block.hash]));
     if (transfers.some((transfer) => hashes.get(transfer.block_number) !== transfer.block_hash)) return unread;
 

@@ -203,8 +203,9 @@ describe('the Bitcoin client, as a block follower uses it', () => {
     assert.equal(client().info.confirmations, 6);
   });
 
-  test('transfersInBlocks: every address of every transaction, a coinbase, a 31-transaction block', async () => {
-    const transfers = await client().transfersInBlocks(1, 7, context);
+  test('transfersInBlocks: the blocks read; every address of every transaction, a coinbase, a 31-transaction block', async () => {
+    const { blocks, transfers } = await client().transfersInBlocks(1, 7, context);
+    assert.deepEqual(blocks, await Promise.all([1, 2, 3, 4, 5, 6, 7].map((height) => client().block(height, context))), 'as block() answers them, in order');
     const coinbase = transfers.find((t) => t.hash === expected.at(-1)!.txid)!;
     assert.deepEqual([coinbase.from, coinbase.to, coinbase.value, coinbase.block_number], [COINBASE, WATCHED, String(6.25 * COIN), 1]);
     // The spend: one payment to the payee; the change back to the spender is no transfer.
@@ -236,7 +237,8 @@ describe('the Bitcoin client, as a block follower uses it', () => {
     const after = await client().block(height, context);
     assert.notEqual(after!.hash, original!.hash);
     assert.equal(after!.parent_hash, original!.parent_hash);
-    const transfers = await client().transfersInBlocks(height, height, context);
+    const { blocks, transfers } = await client().transfersInBlocks(height, height + 2, context);
+    assert.deepEqual(blocks, [after], 'the new block, and none past the tip');
     assert.deepEqual(transfers.map((t) => [t.from, t.to, t.block_hash]), [[COINBASE, P2PKH, after!.hash]]);
     esplora.truncate(height);
   });

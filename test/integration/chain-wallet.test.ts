@@ -397,9 +397,18 @@ describe('chain wallet and transactions (Hardhat node)', { skip: unavailable }, 
       assert.equal(client().info.confirmations, 12);
     });
 
-    test('transfersInBlocks: every transfer of the range for every address, ordered, with block hashes', async () => {
+    test('transfersInBlocks: the blocks read, and every transfer of the range for every address, ordered, with block hashes', async () => {
       const head = await client().head(context);
-      const transfers = await client().transfersInBlocks(1, head, context);
+      const { blocks, transfers } = await client().transfersInBlocks(1, head, context);
+      // Every block of the range, as block() answers it: the follower checks parent hashes on these.
+      assert.deepEqual(blocks.map((block) => block.number), Array.from({ length: head }, (_, index) => index + 1));
+      assert.deepEqual(blocks.at(-1), await client().block(head, context));
+      for (let index = 1; index < blocks.length; index += 1) assert.equal(blocks[index]!.parent_hash, blocks[index - 1]!.hash);
+      // Past the head: the blocks end at the head, the transfers with them.
+      const past = await client().transfersInBlocks(head - 1, head + 3, context);
+      assert.deepEqual(past.blocks.map((block) => block.number), [head - 1, head]);
+      assert.deepEqual(past.transfers, transfers.filter((transfer) => transfer.block_number >= head - 1));
+      assert.deepEqual(await client().transfersInBlocks(head + 1, head + 2, context), { blocks: [], transfers: [] });
       for (const entry of expected) {
         const found = transfers.filter((transfer) => transfer.hash === entry.hash && transfer.asset.type === entry.type);
         assert.equal(found.length, 1, `${entry.hash} ${entry.type}`);
@@ -427,7 +436,8 @@ describe('chain wallet and transactions (Hardhat node)', { skip: unavailable }, 
         await node.mine(1);
         const height = await node.blockNumber();
         const original = await client().block(height, context);
-        const transfers = await client().transfersInBlocks(height, height, context);
+        const { blocks, transfers } = await client().transfersInBlocks(height, height, context);
+        assert.deepEqual(blocks, [original]);
         assert.deepEqual(
           transfers.map((t) => [t.hash, t.asset.type, t.value]),
           [
@@ -445,8 +455,9 @@ describe('chain wallet and transactions (Hardhat node)', { skip: unavailable }, 
         assert.notEqual(after!.hash, original!.hash);
         assert.equal(after!.parent_hash, original!.parent_hash);
         const replaced = await client().transfersInBlocks(height, height, context);
+        assert.deepEqual(replaced.blocks, [after], 'the new block, whose parent hash a follower checks');
         assert.deepEqual(
-          replaced.map((t) => [t.hash, t.value, t.block_hash]),
+          replaced.transfers.map((t) => [t.hash, t.value, t.block_hash]),
           [[replacement, '4', after!.hash]],
         );
       } finally {

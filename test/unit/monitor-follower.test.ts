@@ -14,6 +14,7 @@ import { AccountStore } from '../../src/accounts/store.ts';
 import { CreditLedger } from '../../src/credits/ledger.ts';
 import { Prices, seedPrices } from '../../src/credits/prices.ts';
 import type { BlockRef, BlockTransfer } from '../../src/adapters/chain/types.ts';
+import { ChainCallError, type BlocksRead } from '../../src/adapters/chain/client.ts';
 import { ChainFollower, type ChainReader } from '../../src/monitors/follower.ts';
 import { addressKey, transferEventId } from '../../src/monitors/matching.ts';
 import { MonitorStore } from '../../src/monitors/store.ts';
@@ -47,7 +48,10 @@ const address = (n: number) => hex(0xa000 + n);
 class ScriptedChain implements ChainReader {
   blocks: BlockRef[] = [];
   transfers = new Map<number, BlockTransfer[]>();
-  calls = 0;
+  /** Calls per method, to check what a step reads. */
+  calls = { head: 0, block: 0, transfersInBlocks: 0 };
+  /** Replaces the next `transfersInBlocks` answer (a node answering mid-reorg), or throws instead. */
+  nextRead?: (read: BlocksRead) => BlocksRead;
 
   constructor(length: number) {
     for (let n = 0; n < length; n++) this.#push('main');
@@ -88,18 +92,24 @@ class ScriptedChain implements ChainReader {
   }
 
   async head() {
-    this.calls++;
+    this.calls.head++;
     return this.blocks.length - 1;
   }
   async block(n: number) {
-    this.calls++;
+    this.calls.block++;
     return this.blocks[n] ?? null;
   }
   async transfersInBlocks(from: number, to: number) {
-    this.calls++;
-    const out: BlockTransfer[] = [];
-    for (let n = from; n <= to; n++) out.push(...(this.transfers.get(n) ?? []));
-    return out;
+    this.calls.transfersInBlocks++;
+    const blocks = this.blocks.slice(from, to + 1);
+    const read = { blocks, transfers: blocks.flatMap((block) => this.transfers.get(block.number) ?? []) };
+    const replace = this.nextRead;
+    this.nextRead = undefined;
+    return replace ? replace(read) : read;
+  }
+
+  resetCalls(): void {
+    this.calls = { head: 0, block: 0, transfersInBlocks: 0 };
   }
 }
 
@@ -204,6 +214,58 @@ describe('the block follower', () => {
     await runUntilIdle(f);
     const slowEvents = await eventsOf(slow.id);
     assert.deepEqual(slowEvents.map((e) => [e.type, e.event.data.transfer.value]), [['chain.transfer', '1'], ['chain.transfer', '3']], 'the dropped transfer was never sent, so nothing is reverted');
+  });
+
+  test('a step reads its new blocks with one transfersInBlocks and no header on its own; a reorg is seen in the blocks it answers', async () => {
+    const user = await accounts.createUser({ name: 'Counted', email: 'watcher-6@example.com' });
+    const chain = new ScriptedChain(3);
+    const monitor = await newMonitor(user.id, 'c5', [1], { fromBlock: 3 });
+    const f = follower('c5', chain);
+    await runUntilIdle(f); // the start reads the block before the first watched one
+    for (let i = 0; i < 20; i++) chain.mine([{ from: 1, to: 2, value: BigInt(i + 1) }]);
+    chain.resetCalls();
+    const caughtUp = await f.step(context);
+    assert.deepEqual([caughtUp.blocks, caughtUp.processed, caughtUp.events], [20, 22, 20]);
+    assert.deepEqual(chain.calls, { head: 1, block: 0, transfersInBlocks: 1 }, '20 blocks: one read, no header read one by one');
+
+    // Blocks 21 and 22 are replaced: the new block 23's parent is not the stored block 22.
+    chain.rewind(20);
+    chain.mine([], 'fork');
+    chain.mine([], 'fork');
+    chain.mine([], 'fork');
+    chain.resetCalls();
+    const reorg = await f.step(context);
+    assert.deepEqual([reorg.reorg, reorg.processed], [true, 20]);
+    assert.deepEqual(chain.calls, { head: 1, block: 3, transfersInBlocks: 1 }, 'found in the read; block() only walks back (22, 21, 20)');
+    await runUntilIdle(f);
+    const events = await eventsOf(monitor.id);
+    assert.deepEqual(events.filter((e) => e.type === 'chain.transfer_reverted').map((e) => e.event.data.transfer.value), ['19', '20']);
+    assert.equal(events.length, 22, 'nothing twice');
+  });
+
+  test('a read the chain changed under is read again at the next step: mixed branches, a short answer, a ChainCallError', async () => {
+    const user = await accounts.createUser({ name: 'Moving', email: 'watcher-7@example.com' });
+    const chain = new ScriptedChain(3);
+    const monitor = await newMonitor(user.id, 'c6', [1], { fromBlock: 3 });
+    const f = follower('c6', chain);
+    await runUntilIdle(f);
+    for (let i = 0; i < 4; i++) chain.mine([{ from: 1, to: 2, value: BigInt(i + 1) }]);
+
+    // Block 5 of another branch between blocks 4 and 6 of this one.
+    chain.nextRead = ({ blocks, transfers }) => ({ blocks: blocks.map((b) => (b.number === 5 ? { ...b, hash: '0xother-5' } : b)), transfers });
+    assert.deepEqual([(await f.step(context)).blocks, (await eventsOf(monitor.id)).length], [0, 0], 'blocks that do not link up');
+    // The node answers fewer blocks than its head promised.
+    chain.nextRead = ({ blocks, transfers }) => ({ blocks: blocks.slice(0, 2), transfers: transfers.filter((t) => t.block_number < 5) });
+    assert.deepEqual([(await f.step(context)).blocks, (await eventsOf(monitor.id)).length], [0, 0], 'a short answer');
+    // The read itself failed as the chain moved between its calls.
+    chain.nextRead = () => {
+      throw new ChainCallError({ kind: 'changed', reason: 'the chain reorganised during the read' }, 'c6 transfersInBlocks');
+    };
+    await assert.rejects(f.step(context), ChainCallError);
+    assert.equal((await eventsOf(monitor.id)).length, 0);
+
+    await runUntilIdle(f);
+    assert.deepEqual((await eventsOf(monitor.id)).map((e) => e.event.data.transfer.value), ['1', '2', '3', '4'], 'each once, in order');
   });
 
   test('two followers on one chain: one leads, and the cursor never moves twice', async () => {

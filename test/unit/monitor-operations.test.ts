@@ -84,9 +84,8 @@ class Chain implements ChainReader {
     return this.blocks[n] ?? null;
   }
   async transfersInBlocks(from: number, to: number) {
-    const out: BlockTransfer[] = [];
-    for (let n = from; n <= to; n++) out.push(...(this.transfers.get(n) ?? []));
-    return out;
+    const blocks = this.blocks.slice(from, to + 1);
+    return { blocks, transfers: blocks.flatMap((block) => this.transfers.get(block.number) ?? []) };
   }
 }
 

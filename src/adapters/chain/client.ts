@@ -15,8 +15,11 @@
  * - `head` is the newest block number the node knows (not the newest final one: subtract
  *   `info.confirmations` for that);
  * - `block(n)` is null when block n does not exist yet;
- * - `transfersInBlocks(from, to)` (inclusive, `to - from < 1000`) is every transfer in the range,
- *   for every address, so its cost per block does not depend on how many addresses are watched:
+ * - `transfersInBlocks(from, to)` (inclusive, `to - from < 1000`) is the blocks it read, as
+ *   `BlockRef`s in order, and every transfer in them. The blocks run from `from` without a gap
+ *   and end before the first one missing (past the node's head): a follower checks its parent
+ *   hashes on them and needs no other header read. The transfers are for every address, so the
+ *   cost per block does not depend on how many addresses are watched:
  *   EVM: every transaction of the blocks (native value, possibly 0, with status and fee from its
  *   receipt) plus every ERC-20 `Transfer` log (one `eth_getLogs` over the range, symbol and
  *   decimals read once per contract and cached); Bitcoin: one transfer per address a transaction
@@ -81,12 +84,18 @@ export interface TransactionsPage {
   next: HistoryCursor | null;
 }
 
+/** What `transfersInBlocks` read: the blocks from `from` up to the first one missing, and their transfers. */
+export interface BlocksRead {
+  blocks: BlockRef[];
+  transfers: BlockTransfer[];
+}
+
 export interface ChainClient {
   /** The chain's definition and settings in force (finality, native asset, network). */
   readonly info: ChainSettings;
   head(context: CallContext): Promise<number>;
   block(number: number, context: CallContext): Promise<BlockRef | null>;
-  transfersInBlocks(from: number, to: number, context: CallContext): Promise<BlockTransfer[]>;
+  transfersInBlocks(from: number, to: number, context: CallContext): Promise<BlocksRead>;
   wallet(address: string, context: CallContext): Promise<WalletSummary>;
   transactions(query: TransactionsQuery, context: CallContext): Promise<TransactionsPage>;
   /** One fixed, harmless call for `gleaner upstreams probe`: the head block number. */

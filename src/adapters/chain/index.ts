@@ -17,7 +17,7 @@ import { EvmChainClient } from './evm/client.ts';
 export { CHAINS, CHAIN_NAMES, MAX_CONFIRMATIONS, isChainName, readChainSettings } from './chains.ts';
 export type { BitcoinNetwork, ChainCapabilitySettings, ChainDefinition, ChainName, ChainSettings } from './chains.ts';
 export { ChainCallError, MAX_BLOCK_SPAN } from './client.ts';
-export type { ChainClient, HistoryCursor, TransactionsPage, TransactionsQuery, TransferAssetFilter, TransferDirection, WalletSummary, WalletToken } from './client.ts';
+export type { BlocksRead, ChainClient, HistoryCursor, TransactionsPage, TransactionsQuery, TransferAssetFilter, TransferDirection, WalletSummary, WalletToken } from './client.ts';
 export { normalizeAddress } from './addresses.ts';
 export type { BlockRef, BlockTransfer, ChainAsset, ChainKind, Transfer } from './types.ts';
 

@@ -5,7 +5,7 @@
 import type { CallContext, CallOutcome } from '../../kit/types.ts';
 import type { Upstream, UpstreamRuntime } from '../../kit/runtime.ts';
 import type { ChainSettings } from '../chains.ts';
-import { MAX_BLOCK_SPAN, unwrap, type ChainClient, type HistoryCursor, type TransactionsPage, type TransactionsQuery, type WalletSummary } from '../client.ts';
+import { MAX_BLOCK_SPAN, unwrap, type BlocksRead, type ChainClient, type HistoryCursor, type TransactionsPage, type TransactionsQuery, type WalletSummary } from '../client.ts';
 import { mapLimit } from '../evm/client.ts';
 import type { BlockRef, BlockTransfer, ChainAsset, Transfer } from '../types.ts';
 import { blockTime } from '../time.ts';
@@ -52,14 +52,16 @@ export class BitcoinChainClient implements ChainClient {
     return block ? { number: block.number, hash: block.hash, parent_hash: block.parent_hash, timestamp: block.timestamp } : null;
   }
 
-  async transfersInBlocks(from: number, to: number, context: CallContext): Promise<BlockTransfer[]> {
+  async transfersInBlocks(from: number, to: number, context: CallContext): Promise<BlocksRead> {
     if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from < 0 || to < from || to - from >= MAX_BLOCK_SPAN) {
       throw new RangeError(`transfersInBlocks: a range of 1 to ${MAX_BLOCK_SPAN} blocks, from ≤ to (got ${from}..${to})`);
     }
+    const blocks: BlockRef[] = [];
     const transfers: BlockTransfer[] = [];
     for (let height = from; height <= to; height += 1) {
       const block = await this.#block(height, context);
       if (!block) break;
+      blocks.push({ number: block.number, hash: block.hash, parent_hash: block.parent_hash, timestamp: block.timestamp });
       const starts = Array.from({ length: Math.ceil(block.tx_count / ESPLORA_PAGE) }, (_, index) => index * ESPLORA_PAGE);
       const pages = await mapLimit(starts, CONCURRENCY, async (start) => unwrap(await this.#upstream.call(this.#api.blockTransactions, { hash: block.hash, start }, context), 'bitcoin block-txs'));
       pages.flat().forEach((tx, index) => {
@@ -80,7 +82,7 @@ export class BitcoinChainClient implements ChainClient {
         }
       });
     }
-    return transfers;
+    return { blocks, transfers };
   }
 
   async wallet(address: string, context: CallContext): Promise<WalletSummary> {

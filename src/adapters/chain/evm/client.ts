@@ -11,6 +11,7 @@ import {
   ChainCallError,
   MAX_BLOCK_SPAN,
   unwrap,
+  type BlocksRead,
   type ChainClient,
   type HistoryCursor,
   type TransactionsPage,
@@ -164,18 +165,23 @@ export class EvmChainClient implements ChainClient {
     return block ? { number: block.number, hash: block.hash, parent_hash: block.parent_hash, timestamp: block.timestamp } : null;
   }
 
-  async transfersInBlocks(from: number, to: number, context: CallContext): Promise<BlockTransfer[]> {
+  async transfersInBlocks(from: number, to: number, context: CallContext): Promise<BlocksRead> {
     if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from < 0 || to < from || to - from >= MAX_BLOCK_SPAN) {
       throw new RangeError(`transfersInBlocks: a range of 1 to ${MAX_BLOCK_SPAN} blocks, from ≤ to (got ${from}..${to})`);
     }
     const numbers = range(from, to);
-    const [blocks, logs] = await Promise.all([
+    const [read, logs] = await Promise.all([
       this.#fullBlocks(numbers, context),
       this.#logs([{ fromBlock: toHex(from), toBlock: toHex(to), topics: [TRANSFER_TOPIC] }], context),
     ]);
+    // The range read ends before the first block missing (past the head): blocks stay contiguous from `from`.
+    const gap = read.findIndex((block, index) => block.number !== from + index);
+    const blocks = gap < 0 ? read : read.slice(0, gap);
+    const last = blocks.at(-1)?.number ?? from - 1;
     const byNumber = new Map(blocks.map((block) => [block.number, block]));
     const receipts = await this.#blockReceipts(blocks, context);
-    const tokenLogs = logs.filter((log) => !log.removed && decodeTransferLog(log) !== null);
+    // Logs of blocks past the last one read (mined meanwhile) belong to a later read.
+    const tokenLogs = logs.filter((log) => !log.removed && log.blockNumber <= last && decodeTransferLog(log) !== null);
     for (const log of tokenLogs) {
       // A log from a block we did not read (the chain moved between the calls): read the range again later.
       if (byNumber.get(log.blockNumber)?.hash !== log.blockHash) {
@@ -209,7 +215,10 @@ export class EvmChainClient implements ChainClient {
       });
     }
     transfers.sort((a, b) => a.block_number - b.block_number || a.position - b.position);
-    return transfers.map(({ position: _position, ...transfer }) => transfer);
+    return {
+      blocks: blocks.map(({ number, hash, parent_hash, timestamp }) => ({ number, hash, parent_hash, timestamp })),
+      transfers: transfers.map(({ position: _position, ...transfer }) => transfer),
+    };
   }
 
   // ---- blocks, receipts, logs, tokens --------------------------------------------------------
