@@ -3,7 +3,9 @@
  * written here, one per kind of page that went wrong before: a page wrapped whole in `<form>`, a
  * short article under long comments, a listing, an article whose text is only in JSON-LD, RTL
  * and CJK pages; the precision pass after the article is found (one page per rule, German and
- * Spanish pages among them); and the metadata object.
+ * Spanish pages among them); the widening of Readability's choice to the rest of the article
+ * (a second half after an ad, a lead before the chosen block, related links that stay out); and
+ * the metadata object.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -177,6 +179,15 @@ describe('main content: precision after the article is found', () => {
     assert.match(out, /A short summary of story 9,/);
   });
 
+  test('a section whose id is made from its heading stays, though the id has a boilerplate word; a recipe in a print block stays', () => {
+    const section = `<div class="section" id="sharing-with-a-single-developer"><h2>Sharing with a single developer</h2>${paragraphs(ARTICLE.slice(2))}</div>`;
+    const docs = text(page(`${MENU}<div class="document"><h1>Council approves tram line</h1>${paragraphs(ARTICLE.slice(0, 2))}${section}</div>${FOOTER}`));
+    for (const line of ARTICLE) assert.ok(docs.includes(line), `missing: ${line}`);
+    const recipe = text(page(`${MENU}<div class="entry"><h1>Council approves tram line</h1>${paragraphs(ARTICLE)}<div class="print-this-content"><p>Ingredients</p><ul><li>2 tablespoons olive oil</li><li>1 large sweet onion, chopped</li></ul><p>Warm the oil in a large pot and cook the onion until it is soft, about five minutes, stirring now and then.</p></div></div>${FOOTER}`));
+    assert.match(recipe, /1 large sweet onion, chopped/);
+    assert.match(recipe, /Warm the oil in a large pot/);
+  });
+
   test("blocks the page's JSON-LD articleBody lacks go when the content holds that body; the lead stays", () => {
     const lead = 'The tram line is the largest project of the city in decades and will change how the east commutes.';
     const jsonLd = { '@context': 'https://schema.org', '@type': 'NewsArticle', headline: 'Council approves tram line', articleBody: ARTICLE.join('\n\n') };
@@ -184,6 +195,47 @@ describe('main content: precision after the article is found', () => {
     const out = text(html);
     for (const line of [lead, ...ARTICLE]) assert.ok(out.includes(line), `missing: ${line}`);
     assert.doesNotMatch(out, /Our reporters are at the city hall/);
+  });
+});
+
+describe('main content: widening Readability\'s choice to the rest of the article', () => {
+  const SECOND_HALF = [
+    'Residents of the eastern districts will be asked about the stops in a survey next month. The results are due before the summer.',
+    'The mayor thanked the council. She said the vote was a turning point for the city.',
+  ];
+  const LEAD = 'The tram line is the largest project of the city in decades. It will change how the east of the city commutes to work.';
+
+  test('the second half of a story, in a sibling container after an ad, is kept', () => {
+    const html = page(`${MENU}<div id="story"><h1>Council approves tram line</h1><div class="column-a"><div class="story-text">${paragraphs(ARTICLE)}</div></div><div class="slot"><img src="/ad.png" alt=""><span>Advertisement</span></div><div class="column-b"><div class="story-end">${paragraphs(SECOND_HALF)}</div></div></div>${FOOTER}`);
+    const out = text(html);
+    for (const line of [...ARTICLE, ...SECOND_HALF]) assert.ok(out.includes(line), `missing: ${line}`);
+    assert.ok(out.indexOf(ARTICLE[3]) < out.indexOf(SECOND_HALF[0]), 'the halves keep their order');
+    assert.doesNotMatch(out, /Advertisement|Front page menu|Footer legal notice/);
+  });
+
+  test('the second half beside the container that holds the first is kept', () => {
+    const html = page(`${MENU}<div id="story"><div class="column-a"><h1>Council approves tram line</h1><div class="story-text">${paragraphs(ARTICLE)}</div><span>Share</span></div><div class="slot"><span>Advertisement</span></div><div class="column-b"><p>${SECOND_HALF[0]}</p><p>${SECOND_HALF[1]}</p></div></div>${FOOTER}`);
+    const out = text(html);
+    for (const line of [...ARTICLE, ...SECOND_HALF]) assert.ok(out.includes(line), `missing: ${line}`);
+    assert.doesNotMatch(out, /Advertisement|Front page menu/);
+  });
+
+  test('a lead paragraph in the block before the chosen one is kept, the date beside it is not', () => {
+    const html = page(`${MENU}<div id="story"><div class="headline-box"><h1>Council approves tram line</h1><p class="standfirst">${LEAD}</p><p>24 November 2026</p></div><div class="story-text">${paragraphs(ARTICLE)}</div></div>${FOOTER}`);
+    const out = text(html);
+    for (const line of [LEAD, ...ARTICLE]) assert.ok(out.includes(line), `missing: ${line}`);
+    assert.ok(out.indexOf(LEAD) < out.indexOf(ARTICLE[0]), 'the lead comes first');
+    assert.doesNotMatch(out, /24 November 2026/);
+  });
+
+  test('sibling blocks of related links stay out, even unnamed and with sentences', () => {
+    const related = '<div class="box"><h2>Elsewhere on the site</h2><ul><li><a href="/a">Buses to run all night from next month, the operator announced on Monday.</a> Read it.</li><li><a href="/b">New cycle lanes are planned in the east of the city, the council says.</a> Read it.</li></ul></div>';
+    const teasers = '<div class="box2"><p><a href="/d">The harbour is to get a new ferry terminal by 2030, the port said.</a> More.</p><p><a href="/e">Taxi fares rise by ten percent from January, the city announced.</a> More.</p></div>';
+    const another = '<div class="next"><h2><a href="/other">Another story: the zoo gets two pandas</a></h2><p>The zoo will welcome two pandas next spring. The city has waited for them for ten years, and the new enclosure is ready.</p></div>';
+    const html = page(`${MENU}<div id="story"><h1>Council approves tram line</h1><div class="story-text">${paragraphs(ARTICLE)}</div>${related}${teasers}${another}</div>${FOOTER}`);
+    const out = text(html);
+    for (const line of ARTICLE) assert.ok(out.includes(line), `missing: ${line}`);
+    assert.doesNotMatch(out, /Buses to run|harbour|Taxi fares|pandas/);
   });
 });
 

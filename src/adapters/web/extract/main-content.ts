@@ -5,6 +5,9 @@
  * - before scoring, only what is never content goes (code, styling, hidden elements, form
  *   controls); site chrome (`nav`, `footer`, `aside`, dialogs) goes unless it holds the article
  *   markers or most of the page's text, and `form` is always kept (ASP.NET pages live in one);
+ * - Readability's choice is widened, before its cleaning, to the blocks beside it that continue
+ *   the article (running text its sibling threshold left out: a lead, the half of a story after
+ *   an ad), and to the lead in the article's header;
  * - the page's own markers vote: schema.org `articleBody` (microdata, or JSON-LD when the page's
  *   markup lost the text), a single `<article>`, `<main>`;
  * - after scoring, a precision pass over the article: the comment section, blocks that are
@@ -61,10 +64,230 @@ function insideArticleMarker(element: DomElement): boolean {
 }
 
 /** Class or id words of blocks inside an article that are not its text. */
-const BOILERPLATE_NAME = /(^|[\s_-])(share|sharing|social|related|recommend(ed|ations)?|newsletter|subscribe|subscription|promo|advert(isement)?|ads?|sponsor(ed)?|comments?|disqus|respond|reply|tags?|tag-?list|breadcrumbs?|author-?(bio|box|info)|byline|post-?meta|entry-?meta|meta-?data|popular|trending|read-?more|more-?stories|outbrain|taboola|toolbar|pagination|pager|cookie|consent|signup|login|print|follow|jump-?link)($|[\s_-])/i;
+const BOILERPLATE_NAME = /(^|[\s_-])(share|sharing|social|related|recommend(ed|ations)?|newsletter|subscribe|subscription|promo|advert(isement)?|ads?|sponsor(ed)?|comments?|disqus|respond|reply|tags?|tag-?list|breadcrumbs?|author-?(bio|box|info)|byline|post-?meta|entry-?meta|meta-?data|popular|trending|read-?more|more-?stories|outbrain|taboola|toolbar|pagination|pager|cookie|consent|signup|login|follow|jump-?link)($|[\s_-])/i;
+
+/** What the widening reads of a block beside the article, in one walk over it. */
+interface BlockProfile {
+  length: number;
+  linked: number;
+  /** Ends of sentences in its text. */
+  sentences: number;
+  /** It holds what an article's text does not: a title, a form, site chrome, or a heading that links away or introduces related links or comments. */
+  foreign: boolean;
+  /** It holds a picture or a video. */
+  media: boolean;
+}
+
+/** Sentence ends in running text, in the scripts most pages are written in. */
+const SENTENCE_ENDS = /[.!?…][\s"'”’»)]|[。！？؟۔।]/gu;
+
+/** The profile of `element`, in one walk over it. */
+function blockProfile(element: DomElement): BlockProfile {
+  const profile: BlockProfile = { length: 0, linked: 0, sentences: 0, foreign: false, media: false };
+  const walk = (node: DomNode, inLink: boolean) => {
+    if (node.nodeType === 3) {
+      const text = node.textContent ?? '';
+      const length = collapsedLength(text);
+      profile.length += length;
+      if (inLink) profile.linked += length;
+      else if (length > 0) profile.sentences += (text + ' ').match(SENTENCE_ENDS)?.length ?? 0;
+      return;
+    }
+    if (node.nodeType !== 1) return;
+    const local = (node as DomElement).localName.toLowerCase();
+    if (MEDIA.has(local)) profile.media = true;
+    if (local === 'h1' || local === 'form' || local === 'nav' || local === 'aside' || local === 'footer') profile.foreign = true;
+    // A heading that is a link titles another page (a listing's next entry), and a heading of
+    // related stories or comments introduces what is not the article.
+    else if (/^h[2-6]$/.test(local) && (linkedHeading(node as DomElement) || BOILERPLATE_HEADING.test(node.textContent ?? ''))) profile.foreign = true;
+    for (let child = (node as DomElement).firstChild; child !== null; child = child.nextSibling) walk(child, inLink || local === 'a');
+  };
+  walk(element, false);
+  return profile;
+}
+
+/** A heading whose text is mostly a link. */
+function linkedHeading(heading: DomElement): boolean {
+  const link = findDescendant(heading, (inner) => inner.localName.toLowerCase() === 'a');
+  return link !== null && collapsedLength(link.textContent) >= collapsedLength(heading.textContent) * 0.5;
+}
+
+/** Whether a block's class or id names it as boilerplate (and not as the text itself); BEM's `__` joins words as `-` does. */
+function namedAsBoilerplate(element: DomElement): boolean {
+  const name = nameOf(element).replace(/__/g, '-').trim();
+  return name !== '' && !CONTENT_NAME.test(name) && (BOILERPLATE_NAME.test(name) || BOILERPLATE_PART.test(name));
+}
+
+/** Class or id words of blocks that follow or precede an article without being its text: the author's box, pop-ups. */
+const NOT_CONTINUATION_NAME = /(^|[\s_-])(bio|biography|about|authors?|profile|avatar|contributors?|signature|lightbox|modal|popup|overlay|dialog|sidebar|(right|left)?-?rail|widgets?)($|[\s_-])|(right|left)-?(rail|col(umn)?)/i;
+
+/** Tags of blocks that are never the article's continuation. */
+const NOT_CONTINUATION = new Set(['nav', 'aside', 'footer', 'header', 'form', 'h1', 'ul', 'ol', 'dl', 'menu', 'table', 'figure']);
+
+/**
+ * Whether a block beside Readability's choice is more of the same article: running text (a few
+ * sentences, few links), not named or tagged as boilerplate, and not holding another title.
+ */
+function continuesArticle(element: DomElement, minLength: number): boolean {
+  if (NOT_CONTINUATION.has(element.localName.toLowerCase()) || namedAsBoilerplate(element) || NOT_CONTINUATION_NAME.test(nameOf(element).replace(/__/g, '-'))) return false;
+  const profile = blockProfile(element);
+  // A picture with a few lines is a caption.
+  if (profile.media && profile.length < 300) return false;
+  return !profile.foreign && profile.length >= minLength && profile.linked < profile.length * 0.25 && profile.sentences >= 2;
+}
+
+/** A block that may stand between two parts of an article: an ad slot, a picture, a spacer (little text). */
+function isInterlude(element: DomElement): boolean {
+  return collapsedLength(element.textContent) < 100;
+}
+
+/** The shortest block of text the widening adds (a lead paragraph; shorter lines are left to Readability). */
+const CONTINUATION_MIN = 140;
+
+const isSubheading = (element: DomElement) => /^h[2-6]$/.test(element.localName.toLowerCase());
+const holdsTitle = (element: DomElement) => element.localName.toLowerCase() === 'h1' || findDescendant(element, (inner) => inner.localName.toLowerCase() === 'h1') !== null;
+
+/**
+ * The blocks of `row` that continue the article from the part at `from` to `to` (exclusive,
+ * stepping by `step`): running text, past interludes (ads, pictures) and the subheadings before
+ * more text. It stops at anything else, and going back, at the title; `onStop` is told the block
+ * it stopped at going back (it may hold the lead).
+ */
+function continuation(row: readonly DomElement[], from: number, to: number, step: 1 | -1, outer: boolean, onStop?: (block: DomElement) => void): number[] {
+  const found: number[] = [];
+  let headings: number[] = [];
+  for (let i = from; i !== to; i += step) {
+    const block = row[i];
+    if (step === -1 && holdsTitle(block)) {
+      onStop?.(block);
+      break;
+    }
+    // Beside the article's parent are the page's columns: one holding a side box is a sidebar.
+    if (continuesArticle(block, CONTINUATION_MIN) && !(outer && findDescendant(block, (inner) => NOT_CONTINUATION_NAME.test(nameOf(inner))) !== null)) {
+      found.push(...headings, i);
+      headings = [];
+    } else if (isSubheading(block)) headings.push(i);
+    else if (!isInterlude(block) || namedAsBoilerplate(block)) {
+      if (step === -1) onStop?.(block);
+      break;
+    }
+  }
+  return found;
+}
+
+/** Whether a paragraph in the article's header stands where a lead does: not in a list, a table or a named side box, not beside a picture (a caption). */
+function leadPlace(paragraph: DomElement, header: DomElement): boolean {
+  for (let at = paragraph.parentElement; at !== null && at !== header.parentElement; at = at.parentElement) {
+    if (/^(li|td|th|dd|table|ul|ol|aside|nav|figure)$/.test(at.localName.toLowerCase()) || NOT_CONTINUATION_NAME.test(nameOf(at))) return false;
+  }
+  const around = paragraph.parentElement;
+  return around === null || around === header || collapsedLength(around.textContent) > 400 || findDescendant(around, (inner) => MEDIA.has(inner.localName.toLowerCase())) === null;
+}
+
+/**
+ * Moves to the start of the article the lead held by the block just before it (the article's
+ * header): one or two paragraphs of running text after the title, not the byline or the date.
+ */
+function prependLead(content: DomElement, header: DomElement): void {
+  // A header, not a page region that also holds other stories.
+  if (collapsedLength(header.textContent) > 1500 || namedAsBoilerplate(header)) return;
+  // Readability has taken out a title that repeats the page's: the lead is then from the start.
+  let afterTitle = !holdsTitle(header);
+  let ended = false;
+  const leads = elementsWhere(header, (element) => {
+    const local = element.localName.toLowerCase();
+    // A linked title is another story's (a teaser); the lead ends at the next heading.
+    if (local === 'h1' && !afterTitle && !linkedHeading(element)) afterTitle = true;
+    else if (afterTitle && /^h[1-6]$/.test(local)) ended = true;
+    if (!afterTitle || ended || local !== 'p' || namedAsBoilerplate(element) || !leadPlace(element, header)) return false;
+    const profile = blockProfile(element);
+    return profile.length >= 80 && profile.linked < profile.length * 0.25 && profile.sentences >= 1 && !profile.foreign;
+  });
+  if (leads.length > 2) return;
+  const firstPart = content.firstChild;
+  for (const lead of leads) content.insertBefore(lead, firstPart);
+}
+
+/**
+ * Adds to Readability's article (`content`, the blocks it joined from `siblings`, in their order)
+ * the siblings that continue it and the lead in the block before it; when the article then fills
+ * its parent, the parent's siblings that continue it, or the lead before the parent.
+ */
+function widenArticle(content: DomElement, parent: DomElement | null, siblings: readonly DomElement[], joined: ReadonlySet<DomElement>, asBlock: (node: DomElement) => DomElement): void {
+  const first = siblings.findIndex((sibling) => joined.has(sibling));
+  if (first === -1) return;
+  let last = siblings.length - 1;
+  while (!joined.has(siblings[last])) last -= 1;
+  const added = new Set<number>();
+  // Between joined blocks: the text and subheadings Readability's threshold left out.
+  for (let i = first + 1; i < last; i += 1) {
+    if (!joined.has(siblings[i]) && (isSubheading(siblings[i]) || continuesArticle(siblings[i], CONTINUATION_MIN))) added.add(i);
+  }
+  for (const i of continuation(siblings, last + 1, siblings.length, 1, false)) added.add(i);
+  let header: DomElement | undefined;
+  for (const i of continuation(siblings, first - 1, -1, -1, false, (block) => (header = block))) added.add(i);
+  const fillsParent = siblings.every((sibling, i) => joined.has(sibling) || added.has(i) || isInterlude(sibling));
+  if (added.size > 0) {
+    const parts = [...content.children];
+    let before = 0;
+    for (let i = 0; i < siblings.length; i += 1) {
+      if (joined.has(siblings[i])) before += 1;
+      else if (added.has(i)) content.insertBefore(asBlock(siblings[i]), parts[before] ?? null);
+    }
+  }
+  if (header !== undefined) prependLead(content, header);
+  // The article fills its parent: the rest of it may be beside the parent (a story split in two
+  // containers around an ad or a picture).
+  const outer = parent?.parentElement;
+  if (!fillsParent || parent === null || outer === null || outer === undefined || /^(body|html)$/i.test(parent.localName)) return;
+  const row = [...outer.children];
+  const at = row.indexOf(parent);
+  const after = continuation(row, at + 1, row.length, 1, true);
+  header = undefined;
+  const beforeParent = continuation(row, at - 1, -1, -1, true, (block) => (header = block)).reverse();
+  const firstPart = content.firstChild;
+  for (const i of beforeParent) content.insertBefore(asBlock(row[i]), firstPart);
+  if (header !== undefined && beforeParent.length === 0) prependLead(content, header);
+  for (const i of after) content.appendChild(asBlock(row[i]));
+}
 
 /** Readability, finding elements by tag with one walk (linkedom compiles a selector per `querySelectorAll`). */
 class LinkedomReadability extends Readability<DomElement> {
+  /** The children of the top candidate's parent as Readability weighs them for joining, and which it joined. */
+  private siblings: DomElement[] = [];
+  private siblingsParent: DomElement | null = null;
+  private joined = new Set<DomElement>();
+
+  constructor(document: DomDocument, options: ConstructorParameters<typeof Readability<DomElement>>[1]) {
+    super(document as never, options);
+    // Readability names each sibling it weighs, and each it joins, through its log hook.
+    (this as unknown as { log: (...args: unknown[]) => void }).log = (message, node) => {
+      if (message === 'Looking at sibling node:') {
+        if (this.siblings.length === 0) this.siblingsParent = (node as DomElement).parentElement;
+        this.siblings.push(node as DomElement);
+      } else if (message === 'Appending node:') this.joined.add(node as DomElement);
+    };
+  }
+
+  /**
+   * Before Readability cleans the article, widens it to the blocks beside what it joined that
+   * continue the article (its joining wants a score that a lead, or the half of a story after an
+   * ad, often lacks), and to the blocks beside their parent when the article fills that parent.
+   */
+  _prepArticle(articleContent: DomElement): void {
+    widenArticle(articleContent, this.siblingsParent, this.siblings, this.joined, (node) => this.asBlock(node));
+    this.siblings = [];
+    this.siblingsParent = null;
+    this.joined = new Set();
+    (Readability.prototype as unknown as { _prepArticle(this: Readability<DomElement>, content: DomElement): void })._prepArticle.call(this, articleContent);
+  }
+
+  /** A block Readability keeps as it is; others (a cell, a form) become a `div`, as its joining does. */
+  private asBlock(node: DomElement): DomElement {
+    if (['div', 'article', 'section', 'p'].includes(node.localName.toLowerCase())) return node;
+    return (this as unknown as { _setNodeTag(node: DomElement, tag: string): DomElement })._setNodeTag(node, 'DIV');
+  }
+
   _getAllNodesWithTag(root: DomElement | DomDocument, tagNames: string[]): DomElement[] {
     return elementsByTagNames(root, tagNames);
   }
@@ -313,6 +536,22 @@ function markedAsBoilerplate(element: DomElement): boolean {
 /** Class words that are a post's labels (WordPress's `category-news`, `tag-social`), not the block's role. */
 const LABEL_CLASS = /^(tag|tags|category|categories|format|type|status|author)[-_]/i;
 
+/** Letters and digits only, lower case: an id compared with the heading it was made from. */
+const slug = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
+
+/**
+ * A section whose id is made from its own heading ("sharing-with-a-single-developer" under
+ * "Sharing with a single developer", as documentation and Markdown renderers name them): the id
+ * says what the text is about, not what the block is.
+ */
+function namedAfterHeading(element: DomElement): boolean {
+  const id = element.getAttribute('id');
+  const heading = element.firstElementChild;
+  if (id === null || heading === null || !/^h[1-6]$/.test(heading.localName.toLowerCase())) return false;
+  const idSlug = slug(id);
+  return idSlug.length >= 6 && slug(heading.textContent ?? '').startsWith(idSlug);
+}
+
 /**
  * Removes the blocks named as boilerplate. Blocks of one name that together hold a large share of
  * the text stay: they are the page's content (a listing's teasers, a blog's entries).
@@ -324,7 +563,7 @@ function removeNamedBoilerplate(root: DomElement, named: readonly DomElement[], 
     const id = element.getAttribute('id') ?? '';
     const classes = (element.getAttribute('class') ?? '').split(/\s+/).filter((word) => word !== '' && !LABEL_CLASS.test(word));
     const name = `${classes.join(' ')} ${id}`;
-    if (name.trim() === '' || CONTENT_NAME.test(name) || !(BOILERPLATE_NAME.test(name) || BOILERPLATE_PART.test(name))) continue;
+    if (name.trim() === '' || CONTENT_NAME.test(name) || !(BOILERPLATE_NAME.test(name) || BOILERPLATE_PART.test(name)) || namedAfterHeading(element)) continue;
     // Only the outermost named block counts: what is inside it goes with it.
     if (markedAsBoilerplate(element)) continue;
     element.setAttribute(BOILERPLATE_MARK, '');
