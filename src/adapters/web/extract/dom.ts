@@ -2,7 +2,7 @@
  * The part of the DOM the extraction uses, on `linkedom` documents (a fast DOM without a
  * browser). The project compiles without the DOM library, so the shapes are declared here.
  */
-import { parseHTML } from 'linkedom';
+import { EventTarget, Node, parseHTML } from 'linkedom';
 
 export interface DomNode {
   nodeType: number;
@@ -46,6 +46,118 @@ export interface DomDocument {
   querySelector(selector: string): DomElement | null;
   querySelectorAll(selector: string): Iterable<DomElement>;
 }
+
+// ---- linkedom's per-node costs ----------------------------------------------------------------
+
+/** An event as linkedom's `Event` has it (its `dispatchEvent` records the path on the event). */
+interface LinkedomEvent {
+  type: string;
+  bubbles: boolean;
+  cancelBubble: boolean;
+  defaultPrevented: boolean;
+  eventPhase: number;
+  _stopImmediatePropagationFlag: boolean;
+  _path: Array<{ currentTarget: ListenerTarget; target: ListenerTarget }>;
+  currentTarget?: ListenerTarget;
+  target?: ListenerTarget;
+}
+interface ListenerTarget {
+  dispatchEvent?: unknown;
+  _getParent?: () => ListenerTarget | null;
+}
+type Listener = ((event: LinkedomEvent) => void) | { handleEvent(event: LinkedomEvent): void };
+type ListenerOptions = { once?: boolean } | boolean | null | undefined;
+
+const NONE = 0;
+const CAPTURING_PHASE = 1;
+const AT_TARGET = 2;
+const BUBBLING_PHASE = 3;
+
+/** Listeners by target and event type; a target has an entry once it gets a listener. */
+const listenersOf = new WeakMap<object, Map<string, Map<Listener, ListenerOptions>>>();
+
+function invokeListeners(event: LinkedomEvent, { currentTarget, target }: { currentTarget: ListenerTarget; target: ListenerTarget }): boolean {
+  const listeners = listenersOf.get(currentTarget)?.get(event.type);
+  if (listeners === undefined) return false;
+  event.eventPhase = currentTarget === target ? AT_TARGET : BUBBLING_PHASE;
+  event.currentTarget = currentTarget;
+  event.target = target;
+  for (const [listener, options] of listeners) {
+    if (options && (options as { once?: boolean }).once) listeners.delete(listener);
+    if (typeof listener === 'function') listener.call(target, event);
+    else listener.handleEvent(event);
+    if (event._stopImmediatePropagationFlag) break;
+  }
+  delete event.currentTarget;
+  delete event.target;
+  return event.cancelBubble;
+}
+
+/**
+ * linkedom's `EventTarget` constructor gives every node (attributes and text included) its own
+ * map of listeners, kept in a `WeakMap`: for a 1 MB page, hundreds of thousands of maps a
+ * conversion never uses, and weak entries the collector has to trace, about a fifth of the
+ * conversion's CPU. Node constructors skip it here, and a target gets its map with its first
+ * listener. `addEventListener`, `removeEventListener` and `dispatchEvent` behave as linkedom's
+ * (same order, `once`, bubbling up to the window, `stopImmediatePropagation`), on that map.
+ */
+function makeListenerMapsLazy(): void {
+  const nodeClass = (Node as unknown as { prototype: { constructor: object } }).prototype.constructor;
+  if (Object.getPrototypeOf(nodeClass) !== EventTarget) throw new Error('linkedom: Node no longer extends EventTarget directly');
+  // `super()` in Node's constructor calls Node's prototype: an empty base class makes no map.
+  Object.setPrototypeOf(nodeClass, class ListenerlessTarget {});
+  const methods = {
+    addEventListener(this: object, type: string, listener: Listener, options?: ListenerOptions): void {
+      let byType = listenersOf.get(this);
+      if (byType === undefined) listenersOf.set(this, (byType = new Map()));
+      let listeners = byType.get(type);
+      if (listeners === undefined) byType.set(type, (listeners = new Map()));
+      listeners.set(listener, options);
+    },
+    removeEventListener(this: object, type: string, listener: Listener): void {
+      const byType = listenersOf.get(this);
+      const listeners = byType?.get(type);
+      if (listeners !== undefined && listeners.delete(listener) && listeners.size === 0) byType!.delete(type);
+    },
+    dispatchEvent(this: ListenerTarget, event: LinkedomEvent): boolean {
+      event.eventPhase = CAPTURING_PHASE;
+      for (let node: ListenerTarget | null | false | undefined = this; node; node = event.bubbles && node._getParent && node._getParent()) {
+        if (node.dispatchEvent) event._path.push({ currentTarget: node, target: this });
+      }
+      event._path.some((step) => invokeListeners(event, step));
+      event._path = [];
+      event.eventPhase = NONE;
+      return !event.defaultPrevented;
+    },
+  };
+  // As class methods are: not enumerable.
+  for (const [name, method] of Object.entries(methods)) Object.defineProperty((EventTarget as unknown as { prototype: object }).prototype, name, { value: method, writable: true, configurable: true, enumerable: false });
+}
+makeListenerMapsLazy();
+
+/** A node of linkedom's list: an element, text, comment, attribute, or an element's end marker (type -1). */
+interface Linked {
+  nodeType: number;
+  localName?: string;
+}
+
+/**
+ * linkedom keeps a document as one list in document order: each node links to the next, an
+ * element's attributes follow it, and its children run up to its end marker. Walking that list
+ * finds descendants without the sibling and child getters, which each walk the list themselves.
+ * The two links are linkedom's private symbols, found by their names on a parsed element.
+ */
+const [NEXT, END] = (() => {
+  const probe = parseHTML('<html><body><p></p></body></html>').document.body.firstElementChild as unknown as Record<symbol, unknown>;
+  const byName = (name: string) => Object.getOwnPropertySymbols(probe).find((symbol) => symbol.description === name);
+  const next = byName('next');
+  const end = byName('end');
+  if (next === undefined || end === undefined || probe[next] !== probe[end] || (probe[end] as Linked).nodeType !== -1) throw new Error("linkedom: the nodes' next and end links were not found");
+  return [next, end];
+})();
+
+const nextInDocument = (node: Linked): Linked => (node as unknown as Record<symbol, Linked>)[NEXT]!;
+const endOf = (node: Linked | DomElement | DomDocument): Linked => (node as unknown as Record<symbol, Linked>)[END]!;
 
 /**
  * The page as a document with an `<html>` root, as a browser's parser always builds one. linkedom
@@ -106,52 +218,38 @@ export function bodyOf(document: DomDocument): DomElement {
  */
 export function elementsByTagNames(root: DomElement | DomDocument, tagNames: readonly string[]): DomElement[] {
   const names = new Set(tagNames.map((name) => name.toLowerCase()));
+  // Readability asks for one tag at a time, many times over the whole article: that case compares strings.
+  const single = names.size === 1 ? [...names][0] : undefined;
   const found: DomElement[] = [];
-  let node = root.firstElementChild;
-  while (node !== null) {
-    if (names.has(node.localName.toLowerCase())) found.push(node);
-    const child = node.localName === 'template' ? null : node.firstElementChild;
-    if (child !== null) {
-      node = child;
-      continue;
-    }
-    // Up to the nearest ancestor (below root) with a next sibling.
-    let next: DomElement | null = null;
-    for (let at: DomElement | DomDocument | null = node; at !== root && at !== null; at = (at as DomElement).parentNode) {
-      next = (at as DomElement).nextElementSibling;
-      if (next !== null) break;
-    }
-    node = next;
+  const end = endOf(root);
+  for (let node = nextInDocument(root as unknown as Linked); node !== end; node = nextInDocument(node)) {
+    if (node.nodeType !== 1) continue;
+    const name = node.localName!;
+    if (single !== undefined ? name === single || name.toLowerCase() === single : names.has(name) || names.has(name.toLowerCase())) found.push(node as unknown as DomElement);
+    if (name === 'template') node = endOf(node);
   }
   return found;
 }
 
 /** The descendants of `root` that pass `test`, in document order, as `querySelectorAll` finds them (the inside of `<template>` skipped), by one walk. */
-export function elementsWhere(root: DomElement, test: (element: DomElement) => boolean): DomElement[] {
+export function elementsWhere(root: DomElement | DomDocument, test: (element: DomElement) => boolean): DomElement[] {
   const found: DomElement[] = [];
-  findDescendant(root, (element) => {
-    if (test(element)) found.push(element);
-    return false;
-  });
+  const end = endOf(root);
+  for (let node = nextInDocument(root as unknown as Linked); node !== end; node = nextInDocument(node)) {
+    if (node.nodeType !== 1) continue;
+    if (test(node as unknown as DomElement)) found.push(node as unknown as DomElement);
+    if (node.localName === 'template') node = endOf(node);
+  }
   return found;
 }
 
-/** The first descendant of `root` (in document order, the inside of `<template>` skipped) that passes `test`, found as `elementsByTagNames` walks. */
+/** The first descendant of `root` (in document order, the inside of `<template>` skipped) that passes `test`, found as `elementsWhere` walks. */
 export function findDescendant(root: DomElement, test: (element: DomElement) => boolean): DomElement | null {
-  let node = root.firstElementChild;
-  while (node !== null) {
-    if (test(node)) return node;
-    const child = node.localName === 'template' ? null : node.firstElementChild;
-    if (child !== null) {
-      node = child;
-      continue;
-    }
-    let next: DomElement | null = null;
-    for (let at: DomElement | null = node; at !== root && at !== null; at = at.parentElement) {
-      next = at.nextElementSibling;
-      if (next !== null) break;
-    }
-    node = next;
+  const end = endOf(root);
+  for (let node = nextInDocument(root as unknown as Linked); node !== end; node = nextInDocument(node)) {
+    if (node.nodeType !== 1) continue;
+    if (test(node as unknown as DomElement)) return node as unknown as DomElement;
+    if (node.localName === 'template') node = endOf(node);
   }
   return null;
 }

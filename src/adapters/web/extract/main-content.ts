@@ -292,6 +292,16 @@ class LinkedomReadability extends Readability<DomElement> {
     return elementsByTagNames(root, tagNames);
   }
 
+  /** Readability's test, with the cheap checks first: it read the text of every node it visited. */
+  _isValidByline(node: DomElement, matchString: string): boolean {
+    const rel = node.getAttribute('rel');
+    const itemprop = node.getAttribute('itemprop');
+    const byline = (this as unknown as { REGEXPS: { byline: RegExp } }).REGEXPS.byline;
+    if (!(rel === 'author' || (itemprop && itemprop.includes('author')) || byline.test(matchString))) return false;
+    const length = (node.textContent ?? '').trim().length;
+    return length > 0 && length < 100;
+  }
+
   /** formats.ts has made every link and image absolute already (against `<base>` and the page URL). */
   _fixRelativeUris(): void {}
 

@@ -205,6 +205,13 @@ interface ElementItem {
 
 type Item = TextItem | OtherItem | ElementItem;
 
+/**
+ * The runs of ASCII whitespace that collapsing to one space changes: longer than one, or a
+ * lone tab or line break. A lone space is left alone, so most text nodes come out as they are,
+ * without a copy.
+ */
+const WHITESPACE_TO_COLLAPSE = /[ \r\n\t]{2,}|[\r\n\t]/g;
+
 const nextSibling = (node: DomNode): DomNode | null => (node as DomNode & { nextSibling: DomNode | null }).nextSibling;
 
 /**
@@ -240,7 +247,7 @@ function readTree(root: DomElement): Item[] {
   const read = (parent: DomElement, into: Item[]) => {
     for (let node: DomNode | null = parent.firstChild; node !== null; node = nextSibling(node)) {
       if (node.nodeType === 3 || node.nodeType === 4) {
-        let text = (node.textContent ?? '').replace(/[ \r\n\t]+/g, ' ');
+        let text = (node.textContent ?? '').replace(WHITESPACE_TO_COLLAPSE, ' ');
         if ((previousText === null || previousText.text.endsWith(' ')) && !keepLeadingSpace && text.charCodeAt(0) === 32) text = text.slice(1);
         if (text === '') continue;
         const item: TextItem = { kind: 'text', text };

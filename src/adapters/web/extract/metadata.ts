@@ -3,7 +3,7 @@
  * Twitter, Dublin Core, `article:*`), `<link rel=canonical>`, `<html lang>` and schema.org JSON-LD.
  * Every key is present; an unknown value is `null`.
  */
-import type { DomDocument } from './dom.ts';
+import { elementsByTagNames, type DomDocument } from './dom.ts';
 
 export interface PageMetadata {
   title: string | null;
@@ -33,7 +33,9 @@ export function jsonLdObjects(document: DomDocument): JsonObject[] {
     objects.push(object);
     if (object['@graph'] !== undefined) visit(object['@graph'], depth + 1);
   };
-  for (const script of document.querySelectorAll('script[type="application/ld+json" i]')) {
+  // Walks by tag name: linkedom compiles a selector into a matcher on every `querySelectorAll`.
+  for (const script of elementsByTagNames(document, ['script'])) {
+    if (script.getAttribute('type')?.toLowerCase() !== 'application/ld+json') continue;
     try {
       visit(JSON.parse(script.textContent ?? ''), 0);
     } catch {
@@ -93,7 +95,8 @@ function absolute(value: string | null, base: string): string | null {
 
 export function readMetadata(document: DomDocument, pageUrl: string, objects: readonly JsonObject[] = jsonLdObjects(document)): PageMetadata {
   const meta = new Map<string, string>();
-  for (const element of document.querySelectorAll('meta[content]')) {
+  for (const element of elementsByTagNames(document, ['meta'])) {
+    if (!element.hasAttribute('content')) continue;
     const key = (element.getAttribute('property') ?? element.getAttribute('name') ?? element.getAttribute('itemprop') ?? element.getAttribute('http-equiv') ?? '').trim().toLowerCase();
     const value = text(element.getAttribute('content'));
     if (key !== '' && value !== null && !meta.has(key)) meta.set(key, value);

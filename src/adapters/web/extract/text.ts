@@ -11,7 +11,8 @@ export function blockText(root: DomElement): string {
   const lines: string[] = [];
   let current = '';
   const flush = () => {
-    const line = current.replace(/[ \t\r\n\f]+/g, ' ').trim();
+    // A lone space is left as it is (replacing it with itself would copy most lines).
+    const line = current.replace(/[ \t\r\n\f]{2,}|[\t\r\n\f]/g, ' ').trim();
     if (line !== '') lines.push(line);
     current = '';
   };
