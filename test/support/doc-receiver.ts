@@ -24,6 +24,11 @@ export interface DocReceiver {
   child: ChildProcess;
   /** Everything it printed so far, stdout and stderr. */
   output(): string;
+  /**
+   * Everything it printed, once that matches `pattern`. The example answers before its printed
+   * line reaches this process through the pipe, so a test waits for the line, not for the answer.
+   */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
   /** Stops it and removes its directory. */
   stop(): Promise<void>;
 }
@@ -59,7 +64,26 @@ export async function startDocReceiver(source: string, secret: string, name: str
         reject(new Error(`the example exited with ${code}:\n${output}`));
       });
     });
-    return { url: `http://127.0.0.1:${port}/`, child, output: () => output, stop };
+    const waitFor = (pattern: RegExp, timeoutMs = 15_000) =>
+      new Promise<string>((resolve, reject) => {
+        const check = () => {
+          if (!pattern.test(output)) return false;
+          clearTimeout(timer);
+          child.stdout?.off('data', check);
+          child.stderr?.off('data', check);
+          resolve(output);
+          return true;
+        };
+        const timer = setTimeout(() => {
+          child.stdout?.off('data', check);
+          child.stderr?.off('data', check);
+          reject(new Error(`the example did not print ${pattern} within ${timeoutMs} ms:\n${output}`));
+        }, timeoutMs);
+        if (check()) return;
+        child.stdout?.on('data', check);
+        child.stderr?.on('data', check);
+      });
+    return { url: `http://127.0.0.1:${port}/`, child, output: () => output, waitFor, stop };
   } catch (error) {
     await stop();
     throw error;
