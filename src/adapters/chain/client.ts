@@ -102,6 +102,11 @@ export interface ChainClient {
   probe(context: CallContext): Promise<CallOutcome<unknown>>;
 }
 
+/** A block as followers see it: its four header fields alone, whatever else the upstream's block holds. */
+export function blockRef({ number, hash, parent_hash, timestamp }: BlockRef): BlockRef {
+  return { number, hash, parent_hash, timestamp };
+}
+
 /** The most blocks one `transfersInBlocks` call may span. */
 export const MAX_BLOCK_SPAN = 1000;
 

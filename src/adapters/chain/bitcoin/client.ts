@@ -5,7 +5,7 @@
 import type { CallContext, CallOutcome } from '../../kit/types.ts';
 import type { Upstream, UpstreamRuntime } from '../../kit/runtime.ts';
 import type { ChainSettings } from '../chains.ts';
-import { MAX_BLOCK_SPAN, unwrap, type BlocksRead, type ChainClient, type HistoryCursor, type TransactionsPage, type TransactionsQuery, type WalletSummary } from '../client.ts';
+import { blockRef, MAX_BLOCK_SPAN, unwrap, type BlocksRead, type ChainClient, type HistoryCursor, type TransactionsPage, type TransactionsQuery, type WalletSummary } from '../client.ts';
 import { mapLimit } from '../evm/client.ts';
 import type { BlockRef, BlockTransfer, ChainAsset, Transfer } from '../types.ts';
 import { blockTime } from '../time.ts';
@@ -49,7 +49,7 @@ export class BitcoinChainClient implements ChainClient {
 
   async block(number: number, context: CallContext): Promise<BlockRef | null> {
     const block = await this.#block(number, context);
-    return block ? { number: block.number, hash: block.hash, parent_hash: block.parent_hash, timestamp: block.timestamp } : null;
+    return block ? blockRef(block) : null;
   }
 
   async transfersInBlocks(from: number, to: number, context: CallContext): Promise<BlocksRead> {
@@ -61,7 +61,7 @@ export class BitcoinChainClient implements ChainClient {
     for (let height = from; height <= to; height += 1) {
       const block = await this.#block(height, context);
       if (!block) break;
-      blocks.push({ number: block.number, hash: block.hash, parent_hash: block.parent_hash, timestamp: block.timestamp });
+      blocks.push(blockRef(block));
       const starts = Array.from({ length: Math.ceil(block.tx_count / ESPLORA_PAGE) }, (_, index) => index * ESPLORA_PAGE);
       const pages = await mapLimit(starts, CONCURRENCY, async (start) => unwrap(await this.#upstream.call(this.#api.blockTransactions, { hash: block.hash, start }, context), 'bitcoin block-txs'));
       pages.flat().forEach((tx, index) => {

@@ -8,6 +8,7 @@ import type { Adapter, CallContext, CallOutcome } from '../../kit/types.ts';
 import type { Upstream, UpstreamRuntime } from '../../kit/runtime.ts';
 import type { ChainSettings, ExplorerSettings } from '../chains.ts';
 import {
+  blockRef,
   ChainCallError,
   MAX_BLOCK_SPAN,
   unwrap,
@@ -162,7 +163,7 @@ export class EvmChainClient implements ChainClient {
   async block(number: number, context: CallContext): Promise<BlockRef | null> {
     const result = await this.#call('eth_getBlockByNumber', [toHex(number), false], context);
     const block = this.#read('eth_getBlockByNumber', () => readBlock(result));
-    return block ? { number: block.number, hash: block.hash, parent_hash: block.parent_hash, timestamp: block.timestamp } : null;
+    return block ? blockRef(block) : null;
   }
 
   async transfersInBlocks(from: number, to: number, context: CallContext): Promise<BlocksRead> {
@@ -216,7 +217,7 @@ export class EvmChainClient implements ChainClient {
     }
     transfers.sort((a, b) => a.block_number - b.block_number || a.position - b.position);
     return {
-      blocks: blocks.map(({ number, hash, parent_hash, timestamp }) => ({ number, hash, parent_hash, timestamp })),
+      blocks: blocks.map(blockRef),
       transfers: transfers.map(({ position: _position, ...transfer }) => transfer),
     };
   }
