@@ -37,7 +37,7 @@
  *   BENCH_WEB_ONLY_COMPARE   1 to run before/after alone
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import os from 'node:os';
@@ -97,12 +97,19 @@ function nodeModules(): string {
   }
 }
 
-/** The converter of an earlier commit: its src/ unpacked into a temporary folder that loads this tree's packages. */
+/** The converter of an earlier commit: its src/ unpacked into a temporary folder that loads this tree's packages (linkedom copied). */
 async function baselineConverter(rev: string): Promise<Convert> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'web-bench-'));
   try {
     execFileSync('sh', ['-c', `git archive --format=tar "$1" src | tar -x -C "$2"`, 'sh', rev, dir], { stdio: ['ignore', 'ignore', 'inherit'] });
-    symlinkSync(nodeModules(), path.join(dir, 'node_modules'), 'dir');
+    // Every package is this tree's, except linkedom: the converter patches its classes when it
+    // loads (src/adapters/web/extract/dom.ts), so each converter needs its own copy.
+    const modules = nodeModules();
+    mkdirSync(path.join(dir, 'node_modules'));
+    for (const name of readdirSync(modules)) {
+      if (name !== 'linkedom') symlinkSync(path.join(modules, name), path.join(dir, 'node_modules', name));
+    }
+    cpSync(path.join(modules, 'linkedom'), path.join(dir, 'node_modules', 'linkedom'), { recursive: true, dereference: true });
     // Loaded once: the modules stay in memory after their files are gone.
     return ((await import(path.join(dir, 'src/adapters/web/formats.ts'))) as { convertPage: Convert }).convertPage;
   } finally {

@@ -10,6 +10,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { convertPage } from '../../src/adapters/web/formats.ts';
+import { parseDocument } from '../../src/adapters/web/extract/dom.ts';
+import { findMainContent } from '../../src/adapters/web/extract/main-content.ts';
 
 const PAGE_URL = 'https://news.example/2026/11/story';
 const text = (html: string, onlyMainContent = true) => convertPage(html, PAGE_URL, { format: 'text', links: false, onlyMainContent }).content ?? '';
@@ -97,6 +99,22 @@ describe('main content', () => {
     const md = markdown(html);
     assert.ok(md.startsWith('# Council approves tram line\n\n'), md.slice(0, 80));
     assert.equal(md.split('Council approves tram line').length, 2, 'the title once');
+  });
+
+  test('a page whose <title> is never closed keeps its article (a browser would read the whole page as the title)', () => {
+    const html = `<!DOCTYPE html><html><head><title>Council approves tram line\n<script src="/ads.js"></script></head><body>${MENU}<div id="story">${paragraphs(ARTICLE)}</div>${SIDEBAR}${FOOTER}</body></html>`;
+    const out = text(html);
+    for (const line of ARTICLE) assert.ok(out.includes(line), `missing: ${line}`);
+    assert.doesNotMatch(out, /Front page menu|Sidebar story/);
+    // A closed title that happens to be long is left as it is.
+    assert.match(text(page(`${MENU}<div id="story">${paragraphs(ARTICLE)}</div>`, `<title>${'Long title '.repeat(300)}</title>`)), /The city council approved/);
+  });
+
+  test("the article found keeps its markup (Readability's log line is given an empty one for a moment)", () => {
+    const document = parseDocument(page(`${MENU}<article><h1>Council approves tram line</h1>${paragraphs(ARTICLE)}</article>${FOOTER}`));
+    const { element } = findMainContent(document);
+    assert.match(element.innerHTML, /<p>The city council approved/);
+    assert.equal(Object.getOwnPropertyDescriptor(element, 'innerHTML'), undefined);
   });
 
   test('only_main_content false gives the whole page, chrome included, without scripts and styles', () => {

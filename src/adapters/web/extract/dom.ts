@@ -164,14 +164,38 @@ const endOf = (node: Linked | DomElement | DomDocument): Linked => (node as unkn
  * keeps only what the markup has: a page without any element (an empty body, bare text, a doctype
  * or a comment alone) gives a document without a root, on which `body` throws, and a fragment
  * (`<p>…</p>`) makes its first element the root, under which `body` comes out empty. Such a page
- * is parsed again inside `<html><body>`, so its text is the body's.
+ * is parsed again inside `<html><body>`, so its text is the body's. A page whose `<title>` is
+ * never closed is parsed again with it closed.
  */
 export function parseDocument(html: string): DomDocument {
-  const parsed = parseHTML(html).document as unknown as { documentElement: DomElement | null; head: DomElement | null; body: DomElement | null };
+  let parsed = parseHTML(html).document as unknown as { documentElement: DomElement | null; head: DomElement | null; body: DomElement | null };
+  if (swallowedByTitle(parsed.head, parsed.body)) parsed = parseHTML(closeTitle(html)).document as unknown as typeof parsed;
   if (parsed.documentElement?.localName !== 'html') return parseHTML(`<!DOCTYPE html><html><body>${html}</body></html>`).document as unknown as DomDocument;
   if (parsed.head && parsed.body) moveBodyOutOfHead(parsed.head, parsed.body);
   if (parsed.body) moveStrayIntoBody(parsed.documentElement, parsed.body);
   return parsed as unknown as DomDocument;
+}
+
+/**
+ * A `<title>` that is never closed makes the rest of the page its text (the title's content is
+ * read as text up to `</title>`): the page comes out empty. Such a title holds markup, and the
+ * body holds no text.
+ */
+function swallowedByTitle(head: DomElement | null, body: DomElement | null): boolean {
+  if (head === null || (body !== null && (body.textContent ?? '').trim() !== '')) return false;
+  for (const child of head.children) {
+    if (child.localName === 'title') return /<\/?[a-z][^>]*>/i.test(child.textContent ?? '');
+  }
+  return false;
+}
+
+/** The page with its unclosed `<title>` closed at the first tag after it, as lenient parsers (libxml2's) read it. */
+function closeTitle(html: string): string {
+  const start = /<title\b[^>]*>/i.exec(html);
+  if (start === null) return html;
+  const end = start.index + start[0].length;
+  const nextTag = html.indexOf('<', end);
+  return nextTag === -1 ? html : `${html.slice(0, nextTag)}</title>${html.slice(nextTag)}`;
 }
 
 /** Elements and text left directly under `<html>` (markup without a `<body>` tag) belong to the body, as in a browser. */
@@ -229,6 +253,16 @@ export function elementsByTagNames(root: DomElement | DomDocument, tagNames: rea
     if (name === 'template') node = endOf(node);
   }
   return found;
+}
+
+/** The tag names (lower case) of the descendants of `root`, the inside of `<template>` included, by one walk. */
+export function tagNamesUnder(root: DomElement | DomDocument): Set<string> {
+  const names = new Set<string>();
+  const end = endOf(root);
+  for (let node = nextInDocument(root as unknown as Linked); node !== end; node = nextInDocument(node)) {
+    if (node.nodeType === 1) names.add(node.localName!.toLowerCase());
+  }
+  return names;
 }
 
 /** The descendants of `root` that pass `test`, in document order, as `querySelectorAll` finds them (the inside of `<template>` skipped), by one walk. */

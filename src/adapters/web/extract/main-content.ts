@@ -19,7 +19,7 @@
  *   only a page where it found nothing at all gives the cleaned body.
  */
 import { Readability } from '@mozilla/readability';
-import { bodyOf, collapsedLength, elementsByTagNames, elementsWhere, findDescendant, isSpaceCode, parseDocument, type DomDocument, type DomElement, type DomNode } from './dom.ts';
+import { bodyOf, collapsedLength, elementsByTagNames, elementsWhere, findDescendant, isSpaceCode, parseDocument, tagNamesUnder, type DomDocument, type DomElement, type DomNode } from './dom.ts';
 
 /*
  * The elements below are told by their tag and attributes rather than by selectors: linkedom
@@ -257,6 +257,10 @@ class LinkedomReadability extends Readability<DomElement> {
   private siblings: DomElement[] = [];
   private siblingsParent: DomElement | null = null;
   private joined = new Set<DomElement>();
+  /** While `_prepArticle` runs: the tags the article holds, or may hold by then. */
+  private tagsInArticle: Set<string> | null = null;
+  /** The article whose markup reads as empty for Readability's log line. */
+  private hidingMarkupOf: DomElement | null = null;
 
   constructor(document: DomDocument, options: ConstructorParameters<typeof Readability<DomElement>>[1]) {
     super(document as never, options);
@@ -279,7 +283,37 @@ class LinkedomReadability extends Readability<DomElement> {
     this.siblings = [];
     this.siblingsParent = null;
     this.joined = new Set();
-    (Readability.prototype as unknown as { _prepArticle(this: Readability<DomElement>, content: DomElement): void })._prepArticle.call(this, articleContent);
+    this.tagsInArticle = tagNamesUnder(articleContent);
+    try {
+      (Readability.prototype as unknown as { _prepArticle(this: Readability<DomElement>, content: DomElement): void })._prepArticle.call(this, articleContent);
+    } finally {
+      this.tagsInArticle = null;
+    }
+  }
+
+  /**
+   * Readability serialises the article it grabbed for its log whether it logs or not ("Grabbed:
+   * …", in `parse`, right before `_postProcessContent`): the whole article as markup, thrown
+   * away. The article answers an empty string until `_postProcessContent` takes the stand-in away.
+   */
+  _grabArticle(page?: DomElement): DomElement | null {
+    const article = (Readability.prototype as unknown as { _grabArticle(this: Readability<DomElement>, page?: DomElement): DomElement | null })._grabArticle.call(this, page);
+    if (article) {
+      Object.defineProperty(article, 'innerHTML', { get: () => '', configurable: true, enumerable: false });
+      this.hidingMarkupOf = article;
+    }
+    return article;
+  }
+
+  _postProcessContent(articleContent: DomElement): void {
+    this.showMarkup();
+    (Readability.prototype as unknown as { _postProcessContent(this: Readability<DomElement>, content: DomElement): void })._postProcessContent.call(this, articleContent);
+  }
+
+  /** Gives the article its own `innerHTML` back (also called after `parse`, whatever it did). */
+  showMarkup(): void {
+    if (this.hidingMarkupOf !== null) delete (this.hidingMarkupOf as { innerHTML?: string }).innerHTML;
+    this.hidingMarkupOf = null;
   }
 
   /** A block Readability keeps as it is; others (a cell, a form) become a `div`, as its joining does. */
@@ -288,8 +322,26 @@ class LinkedomReadability extends Readability<DomElement> {
     return (this as unknown as { _setNodeTag(node: DomElement, tag: string): DomElement })._setNodeTag(node, 'DIV');
   }
 
+  /**
+   * While Readability cleans the article it walks the whole article once per tag it removes
+   * (`object`, `embed`, `footer`, `input`, `button`…) and every paragraph for embedded media:
+   * a walk for tags the article does not hold finds nothing, and is skipped. The tags it can
+   * make meanwhile are added as they are made (`_setNodeTag`, the `img` of `_fixLazyImages`).
+   */
   _getAllNodesWithTag(root: DomElement | DomDocument, tagNames: string[]): DomElement[] {
+    const present = this.tagsInArticle;
+    if (present !== null && !tagNames.some((name) => present.has(name.toLowerCase()))) return [];
     return elementsByTagNames(root, tagNames);
+  }
+
+  _setNodeTag(node: DomElement, tag: string): DomElement {
+    this.tagsInArticle?.add(tag.toLowerCase());
+    return (Readability.prototype as unknown as { _setNodeTag(this: Readability<DomElement>, node: DomElement, tag: string): DomElement })._setNodeTag.call(this, node, tag);
+  }
+
+  _fixLazyImages(root: DomElement): void {
+    (Readability.prototype as unknown as { _fixLazyImages(this: Readability<DomElement>, root: DomElement): void })._fixLazyImages.call(this, root);
+    this.tagsInArticle?.add('img'); // it may have put an image in a figure
   }
 
   /** Readability's test, with the cheap checks first: it read the text of every node it visited. */
@@ -928,7 +980,12 @@ interface ReadArticle {
 /** Readability's article, or null when it finds none (or fails on odd markup). */
 function readArticle(document: DomDocument): ReadArticle | null {
   try {
-    return new LinkedomReadability(document, { keepClasses: true, serializer: (element) => element as DomElement }).parse() as ReadArticle | null;
+    const reader = new LinkedomReadability(document, { keepClasses: true, serializer: (element) => element as DomElement });
+    try {
+      return reader.parse() as ReadArticle | null;
+    } finally {
+      reader.showMarkup();
+    }
   } catch {
     return null;
   }
