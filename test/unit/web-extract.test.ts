@@ -165,6 +165,22 @@ describe('main content: precision after the article is found', () => {
     for (const line of ARTICLE) assert.ok(inForm.includes(line), `missing: ${line}`);
   });
 
+  test('prompts to subscribe, log in, download the app, join a channel or donate go between and after the paragraphs; sentences about subscriptions stay', () => {
+    const about = 'The transport department said that subscribers to the monthly pass will pay ten percent more from March, and that a subscription for students stays at the old price.';
+    const prompts = [
+      'To view the full story, please subscribe to City News.',
+      'If you are seeing this message but you are already a subscriber, you can log in for immediate access to this story.',
+      'For the latest stories and breaking news download the City News app for iOS and Android.',
+      'Artikel gefallen? Vergiss nicht zu teilen!',
+      '¿Ya sabías que tenemos canal de Telegram? Únete desde tu celular.',
+      'If you enjoyed reading this post, please support our journalism.',
+    ];
+    const html = page(`${MENU}<article><h1>Council approves tram line</h1>${paragraphs(ARTICLE.slice(0, 2))}<p>${prompts[0]}</p><p>${about}</p>${paragraphs(ARTICLE.slice(2))}${paragraphs(prompts.slice(1))}</article>${FOOTER}`);
+    const out = text(html);
+    for (const line of [...ARTICLE, about]) assert.ok(out.includes(line), `missing: ${line}`);
+    for (const line of prompts) assert.ok(!out.includes(line), `kept: ${line}`);
+  });
+
   test('a German page: the "Lesen Sie auch" links and the prompts after the text go, the article stays', () => {
     const html = `<!DOCTYPE html><html lang="de"><head><title>Straßenbahn beschlossen</title></head><body>${MENU}<article><h1>Straßenbahn beschlossen</h1>${paragraphs(GERMAN.slice(0, 2))}<h3>Lesen Sie auch</h3><ul><li><a href="/a">Busse fahren bald die ganze Nacht</a></li><li><a href="/b">Neue Radwege im Osten der Stadt</a></li></ul>${paragraphs(GERMAN.slice(2))}<p>Sie wollen keine Nachricht verpassen</p><p><a href="/newsletter">Jetzt den Newsletter abonnieren</a></p></article>${FOOTER}</body></html>`;
     const out = text(html);

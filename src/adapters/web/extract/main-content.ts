@@ -533,6 +533,50 @@ const BOILERPLATE_HEADING = /^\s*(related|related (stories|articles|posts|conten
 /** A line that sends the reader to another story ("Read also: …", "Lea: …", "Czytaj też: …"). */
 const TEASER_LINE = /^\s*(read (more|also)|see also|also read|related|more on this|lesen sie (auch|mehr)|mehr (dazu|zum thema)|auch interessant|lire (aussi|également)|à lire( aussi| également)?|voir aussi|lea( también)?|lee( también)?|mira|vea( también)?|le puede interesar|te puede interesar|leia( também| mais)?|veja( também)?|leggi anche|czytaj (też|także|również|więcej)|zobacz (też|także|również)|читайте (также|ещё|еще)|смотрите также)\s*[:：]/i;
 
+/**
+ * A line that asks the reader to do something other than read on: subscribe or log in for the
+ * rest, download the app, join a channel, donate, share, sign up for the newsletter. Each phrase
+ * is a prompt's own wording, not a topic: an article about subscriptions keeps its sentences.
+ */
+const CALL_TO_ACTION = new RegExp(
+  [
+    // English
+    String.raw`\bsubscribe (now|today|here|to (our|read|continue|get|access|view))\b`,
+    String.raw`\balready (a )?(subscriber|member)\b`,
+    String.raw`\b(log|sign) ?in (for|to) (immediate access|read|continue|access|view)\b`,
+    String.raw`\bto (view|read|continue reading|access) (the|this) (full|entire|complete|rest of)\b`,
+    String.raw`\bfor the full (story|article)\b`,
+    String.raw`\bdownload (the|our) [\p{L}\p{N} ]{0,40}apps?\b`,
+    String.raw`\bsupport (our|independent|quality) (journalism|reporting|work)\b`,
+    String.raw`\benjoyed (reading )?this (article|post|story)\b`,
+    String.raw`\bsign up (for|to) (our|the) [\p{L} ]{0,20}newsletter\b`,
+    String.raw`\bshare this (article|story|post)\b`,
+    String.raw`(?<![-\w])donate (now|today)\b`, // not a phone number's word (1-888-2-DONATE today)
+    // German
+    String.raw`\bjetzt (abonnieren|spenden|unterstützen|registrieren)\b`,
+    String.raw`\b(artikel|beitrag) gefallen\s*\?`,
+    String.raw`\bvergiss nicht,? (ihn |es )?zu teilen\b`,
+    String.raw`\bjede (kleine )?spende\b`,
+    String.raw`\bunterstütze[n]? (sie )?(uns|unsere arbeit|unabhängigen journalismus)\b`,
+    String.raw`\bnewsletter abonnieren\b`,
+    // Spanish, Portuguese, French, Italian
+    String.raw`\bsuscr[ií]bete\b`,
+    String.raw`\bcancela cuando quieras\b`,
+    String.raw`\bapoya (nuestro|el) periodismo\b`,
+    String.raw`\bassine (já|agora)\b`,
+    String.raw`\babonnez-vous\b`,
+    String.raw`\bsoutenez[- ]nous\b`,
+    String.raw`\babbonati (ora|subito)\b`,
+    // Messaging channels, any language
+    String.raw`\b(telegram|whatsapp)[- ](channel|kanal|canal|group|gruppe|grupo)\b`,
+    String.raw`\b(channel|kanal|canal|grupo) (on|auf|de|en|em) (telegram|whatsapp)\b`,
+  ].join('|'),
+  'iu',
+);
+
+/** Whether a block holds other blocks (a prompt is one line; a header with a share line also holds the title). */
+const holdsBlock = (element: DomElement) => findDescendant(element, (inner) => TEXT_BLOCKS.has(inner.localName.toLowerCase()) && inner.localName.toLowerCase() !== 'span') !== null;
+
 /** Names of the anchors and blocks that start a page's comment section. */
 const COMMENTS_START = /^(comments?|comment-?section|commentsection|comments?-?(area|list|wrapper|block|container|title)|respond|reply|replies|reactions|discussion|disqus_thread|talkback|reader-?comments|leave-?a-?(comment|reply))$/i;
 
@@ -805,7 +849,7 @@ function pruneBoilerplate(root: DomElement): void {
       element.remove();
       continue;
     }
-    if ((local === 'p' || local === 'div' || local === 'li' || local === 'span') && length < 250 && TEASER_LINE.test(text())) {
+    if ((local === 'p' || local === 'div' || local === 'li' || local === 'span') && length < 250 && (TEASER_LINE.test(text()) || (CALL_TO_ACTION.test(text()) && !holdsBlock(element)))) {
       element.remove();
       continue;
     }
