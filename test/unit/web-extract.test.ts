@@ -181,6 +181,14 @@ describe('main content: precision after the article is found', () => {
     for (const line of prompts) assert.ok(!out.includes(line), `kept: ${line}`);
   });
 
+  test('ad labels between paragraphs go ("Advertisement", "Story continues below", "Anzeige"); a sentence that names an ad stays', () => {
+    const sentence = 'The advertisement for the tram line ran in every newspaper of the city for a month before the vote.';
+    const html = page(`${MENU}<article><h1>Council approves tram line</h1>${paragraphs(ARTICLE.slice(0, 1))}<div><p>Advertisement</p></div>${paragraphs(ARTICLE.slice(1, 2))}<div class="x1"><span>ADVERTISEMENT</span><div id="gpt-1"></div></div><p>${sentence}</p>${paragraphs(ARTICLE.slice(2, 3))}<p>Anzeige</p><p><em>Story continues below advertisement</em></p>${paragraphs(ARTICLE.slice(3))}<p>Publicidad</p></article>${FOOTER}`);
+    const out = text(html);
+    for (const line of [...ARTICLE, sentence]) assert.ok(out.includes(line), `missing: ${line}`);
+    assert.doesNotMatch(out, /^(Advertisement|ADVERTISEMENT|Anzeige|Story continues below advertisement|Publicidad)$/m);
+  });
+
   test('a German page: the "Lesen Sie auch" links and the prompts after the text go, the article stays', () => {
     const html = `<!DOCTYPE html><html lang="de"><head><title>Straßenbahn beschlossen</title></head><body>${MENU}<article><h1>Straßenbahn beschlossen</h1>${paragraphs(GERMAN.slice(0, 2))}<h3>Lesen Sie auch</h3><ul><li><a href="/a">Busse fahren bald die ganze Nacht</a></li><li><a href="/b">Neue Radwege im Osten der Stadt</a></li></ul>${paragraphs(GERMAN.slice(2))}<p>Sie wollen keine Nachricht verpassen</p><p><a href="/newsletter">Jetzt den Newsletter abonnieren</a></p></article>${FOOTER}</body></html>`;
     const out = text(html);

@@ -574,6 +574,9 @@ const CALL_TO_ACTION = new RegExp(
   'iu',
 );
 
+/** A line that is only an ad's label or a note that the story goes on after it ("Advertisement", "Story continues below", "Anzeige"). */
+const AD_LABEL = /^(advertisements?|advertising|advert|ad|ads|sponsored( content)?|paid (content|post)|(the )?(story|article|text) continues (below|after (the )?(advertisement|ad))( advertisement)?|continue reading (below|the main story)|scroll to continue( with content)?|anzeige|werbung|publicité|publicidad|pubblicità|publicidade|reklama|реклама|広告|广告|廣告|광고|إعلان|פרסומת)$/iu;
+
 /** Whether a block holds other blocks (a prompt is one line; a header with a share line also holds the title). */
 const holdsBlock = (element: DomElement) => findDescendant(element, (inner) => TEXT_BLOCKS.has(inner.localName.toLowerCase()) && inner.localName.toLowerCase() !== 'span') !== null;
 
@@ -846,6 +849,10 @@ function pruneBoilerplate(root: DomElement): void {
       if (!line) continue;
     }
     if (local === 'aside' || local === 'nav') {
+      element.remove();
+      continue;
+    }
+    if (length < 60 && AD_LABEL.test(text().replace(/[\s:.…-]+$/u, ''))) {
       element.remove();
       continue;
     }
