@@ -18,6 +18,7 @@ import path from 'node:path';
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import { convertPage } from '../src/adapters/web/formats.ts';
+import { decodePage } from '../src/adapters/web/charset.ts';
 import { blockText } from '../src/adapters/web/extract/text.ts';
 import { parseDocument, type DomElement } from '../src/adapters/web/extract/dom.ts';
 
@@ -39,6 +40,22 @@ interface Page {
 
 const decoder = new TextDecoder('utf-8');
 const read = (file: string) => decoder.decode(readFileSync(file));
+/**
+ * A file of a set as text. The sets converted most files to UTF-8 and kept their `<meta>`
+ * charsets, so valid UTF-8 is read as UTF-8; other files (CleanEval's and trafilatura's pages as
+ * they were served) are read as the service reads a page without a Content-Type (its `<meta>`
+ * charset), else as windows-1252, a browser's default for Western pages.
+ */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+function readPage(file: string): string {
+  const bytes = readFileSync(file);
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    const decoded = decodePage(bytes, undefined);
+    return decoded.source === 'default' ? new TextDecoder('windows-1252').decode(bytes) : decoded.text;
+  }
+}
 const spread = <T>(items: T[]) => (limit > 0 && items.length > limit ? Array.from({ length: limit }, (_, i) => items[Math.floor((i * items.length) / limit)]) : items);
 
 /** `input/<id>.html` beside `GoldStandard/<id>.txt` (CleanEval's layout). */
@@ -49,7 +66,7 @@ function pairedSet(dir: string, gold: (text: string) => string): Page[] {
     readdirSync(inputs)
       .filter((name) => name.endsWith('.html') && existsSync(path.join(dir, 'GoldStandard', name.replace(/\.html$/, '.txt'))))
       .sort(),
-  ).map((name) => ({ name, html: read(path.join(inputs, name)), gold: gold(read(path.join(dir, 'GoldStandard', name.replace(/\.html$/, '.txt')))) }));
+  ).map((name) => ({ name, html: readPage(path.join(inputs, name)), gold: gold(readPage(path.join(dir, 'GoldStandard', name.replace(/\.html$/, '.txt')))) }));
 }
 
 /** CleanEval gold: a `URL:` line, then text with `<p>`, `<h>`, `<l>` block marks. */
@@ -70,7 +87,7 @@ const SETS: Record<string, () => Page[]> = {
     if (!existsSync(dir)) return [];
     return spread(readdirSync(dir).filter((name) => existsSync(path.join(dir, name, 'expected.html'))).sort()).map((name) => ({
       name,
-      html: read(path.join(dir, name, 'source.html')),
+      html: readPage(path.join(dir, name, 'source.html')),
       gold: blockText(parseDocument(read(path.join(dir, name, 'expected.html'))).body!),
     }));
   },
@@ -80,7 +97,7 @@ const SETS: Record<string, () => Page[]> = {
     const data = JSON.parse(read(path.join(dir, 'evaldata.json'))) as Record<string, { file: string; with: string[]; without: string[] }>;
     return spread(Object.entries(data).filter(([, entry]) => existsSync(path.join(dir, 'eval', entry.file)))).map(([url, entry]) => ({
       name: url,
-      html: read(path.join(dir, 'eval', entry.file)),
+      html: readPage(path.join(dir, 'eval', entry.file)),
       gold: { with: entry.with, without: entry.without },
     }));
   },

@@ -187,6 +187,10 @@ describe('main content: precision after the article is found', () => {
     const out = text(html);
     for (const line of [...ARTICLE, sentence]) assert.ok(out.includes(line), `missing: ${line}`);
     assert.doesNotMatch(out, /^(Advertisement|ADVERTISEMENT|Anzeige|Story continues below advertisement|Publicidad)$/m);
+    // The labels of an audio player, the reading time and share buttons written as text go the same way.
+    const controls = text(page(`${MENU}<article><h1>Council approves tram line</h1><div><span>Listen to this article</span></div><p>5 min read</p>${paragraphs(ARTICLE.slice(0, 2))}<div>Share on Facebook</div>${paragraphs(ARTICLE.slice(2))}</article>${FOOTER}`));
+    for (const line of ARTICLE) assert.ok(controls.includes(line), `missing: ${line}`);
+    assert.doesNotMatch(controls, /Listen to this article|5 min read|Share on Facebook/);
   });
 
   test('a German page: the "Lesen Sie auch" links and the prompts after the text go, the article stays', () => {

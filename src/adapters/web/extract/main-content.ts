@@ -577,6 +577,12 @@ const CALL_TO_ACTION = new RegExp(
 /** A line that is only an ad's label or a note that the story goes on after it ("Advertisement", "Story continues below", "Anzeige"). */
 const AD_LABEL = /^(advertisements?|advertising|advert|ad|ads|sponsored( content)?|paid (content|post)|(the )?(story|article|text) continues (below|after (the )?(advertisement|ad))( advertisement)?|continue reading (below|the main story)|scroll to continue( with content)?|anzeige|werbung|publicité|publicidad|pubblicità|publicidade|reklama|реклама|広告|广告|廣告|광고|إعلان|פרסומת)$/iu;
 
+/**
+ * A line that is only the label of a control or a reading aid beside the text: an audio player,
+ * the reading time, share and save buttons written as text, a gallery's counter.
+ */
+const CONTROL_LABEL = /^(listen( to)?( this)? (article|story)( \d+ min(utes?)?)?|\d+ ?min(ute)?s? read|(estimated )?reading time:? \d+ ?min(ute)?s?|lesezeit:? \d+ ?min(uten|\.)?|temps de lecture:? \d+ ?min(utes)?|tiempo de lectura:? \d+ ?min(utos)?|copy link|link (copied|kopiert)|gift (this )?article|save (this )?(article|story)|print (this )?(article|story|page)|share (this )?(article|story|on (facebook|twitter|x|linkedin|whatsapp|e-?mail))|follow (us )?on (twitter|x|facebook|instagram|linkedin|google news)|(show|read) (more|less)|image \d+ (of|von|de|sur) \d+)$/iu;
+
 /** Whether a block holds other blocks (a prompt is one line; a header with a share line also holds the title). */
 const holdsBlock = (element: DomElement) => findDescendant(element, (inner) => TEXT_BLOCKS.has(inner.localName.toLowerCase()) && inner.localName.toLowerCase() !== 'span') !== null;
 
@@ -852,7 +858,7 @@ function pruneBoilerplate(root: DomElement): void {
       element.remove();
       continue;
     }
-    if (length < 60 && AD_LABEL.test(text().replace(/[\s:.…-]+$/u, ''))) {
+    if (length < 60 && (AD_LABEL.test(text().replace(/[\s:.…-]+$/u, '')) || CONTROL_LABEL.test(text().replace(/[\s:.…-]+$/u, '')))) {
       element.remove();
       continue;
     }
