@@ -193,6 +193,19 @@ describe('main content: precision after the article is found', () => {
     assert.doesNotMatch(controls, /Listen to this article|5 min read|Share on Facebook/);
   });
 
+  test("a layout table's cell of links inside the article goes (an old page's menu); a data table of links stays", () => {
+    const menu = '<td><a href="/">Home</a><br><a href="/football">Football</a><br><a href="/cricket">Cricket</a><br><a href="/tennis">Tennis</a><br><a href="/golf">Golf</a></td>';
+    const city = (name: string) => `<tr><td><a href="/${name.toLowerCase()}">${name}</a></td><td><a href="/${name.toLowerCase()}/census">${name} census</a></td></tr>`;
+    const cities = `<table><tr><th>City</th><th>Census</th></tr>${['Auckland', 'Wellington', 'Christchurch', 'Hamilton', 'Tauranga'].map(city).join('')}</table>`;
+    // The page marks the whole layout table as its article, so the menu's cell, between the
+    // article's two cells, is in the content.
+    const out = text(page(`<article><h1>Council approves tram line</h1><table><tr><td>${paragraphs(ARTICLE.slice(0, 2))}</td>${menu}<td>${paragraphs(ARTICLE.slice(2, 3))}</td></tr></table>${cities}${paragraphs(ARTICLE.slice(3))}</article>`));
+    for (const line of ARTICLE) assert.ok(out.includes(line), `missing: ${line}`);
+    assert.doesNotMatch(out, /Football|Cricket/);
+    assert.match(out, /Auckland/);
+    assert.match(out, /Christchurch/);
+  });
+
   test('a German page: the "Lesen Sie auch" links and the prompts after the text go, the article stays', () => {
     const html = `<!DOCTYPE html><html lang="de"><head><title>Straßenbahn beschlossen</title></head><body>${MENU}<article><h1>Straßenbahn beschlossen</h1>${paragraphs(GERMAN.slice(0, 2))}<h3>Lesen Sie auch</h3><ul><li><a href="/a">Busse fahren bald die ganze Nacht</a></li><li><a href="/b">Neue Radwege im Osten der Stadt</a></li></ul>${paragraphs(GERMAN.slice(2))}<p>Sie wollen keine Nachricht verpassen</p><p><a href="/newsletter">Jetzt den Newsletter abonnieren</a></p></article>${FOOTER}</body></html>`;
     const out = text(html);

@@ -583,6 +583,22 @@ const AD_LABEL = /^(advertisements?|advertising|advert|ad|ads|sponsored( content
  */
 const CONTROL_LABEL = /^(listen( to)?( this)? (article|story)( \d+ min(utes?)?)?|\d+ ?min(ute)?s? read|(estimated )?reading time:? \d+ ?min(ute)?s?|lesezeit:? \d+ ?min(uten|\.)?|temps de lecture:? \d+ ?min(utes)?|tiempo de lectura:? \d+ ?min(utos)?|copy link|link (copied|kopiert)|gift (this )?article|save (this )?(article|story)|print (this )?(article|story|page)|share (this )?(article|story|on (facebook|twitter|x|linkedin|whatsapp|e-?mail))|follow (us )?on (twitter|x|facebook|instagram|linkedin|google news)|(show|read) (more|less)|image \d+ (of|von|de|sur) \d+)$/iu;
 
+/** What makes a table one of data rather than of layout (Readability's own first signs, in `_markDataTables`). */
+const DATA_TABLE_PARTS = new Set(['caption', 'th', 'thead', 'tfoot', 'colgroup', 'col']);
+
+/**
+ * Whether an element is (in) a table of data: one Readability marked so (`_markDataTables`), or
+ * one with a caption or header cells (the marks are gone when the page's own article marker was
+ * parsed again). A table of links there is content (a Wikipedia table of cities), where a layout
+ * table's cell of links is a menu.
+ */
+function inDataTable(element: DomElement): boolean {
+  const table = element.localName === 'table' ? element : element.closest('table');
+  if (table === null) return false;
+  if ((table as DomElement & { _readabilityDataTable?: boolean })._readabilityDataTable) return true;
+  return findDescendant(table, (inner) => DATA_TABLE_PARTS.has(inner.localName.toLowerCase())) !== null;
+}
+
 /** Whether a block holds other blocks (a prompt is one line; a header with a share line also holds the title). */
 const holdsBlock = (element: DomElement) => findDescendant(element, (inner) => TEXT_BLOCKS.has(inner.localName.toLowerCase()) && inner.localName.toLowerCase() !== 'span') !== null;
 
@@ -871,7 +887,7 @@ function pruneBoilerplate(root: DomElement): void {
       continue;
     }
     const list = local === 'ul' || local === 'ol' || local === 'dl';
-    const count = list || local === 'div' || local === 'section' ? (measures.get(element)?.anchors ?? elementsByTagNames(element, ['a']).length) : 0;
+    const count = list || local === 'div' || local === 'section' || ((local === 'td' || local === 'table') && !inDataTable(element)) ? (measures.get(element)?.anchors ?? elementsByTagNames(element, ['a']).length) : 0;
     if (count >= (list ? 2 : 3) && length < 1000 && densityOf(element) > (list ? 0.5 : 0.7)) {
       // The heading just before a list of links names it ("Read more", "Related").
       const before = previousElement(element);
