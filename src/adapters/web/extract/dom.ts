@@ -182,9 +182,11 @@ export function parseDocument(html: string): DomDocument {
  * body holds no text.
  */
 function swallowedByTitle(head: DomElement | null, body: DomElement | null): boolean {
-  if (head === null || (body !== null && (body.textContent ?? '').trim() !== '')) return false;
+  if (head === null) return false;
   for (const child of head.children) {
-    if (child.localName === 'title') return /<\/?[a-z][^>]*>/i.test(child.textContent ?? '');
+    if (child.localName !== 'title') continue;
+    // The body's text is read only for such a title: reading it costs a walk of the whole page.
+    return /<\/?[a-z][^>]*>/i.test(child.textContent ?? '') && (body === null || (body.textContent ?? '').trim() === '');
   }
   return false;
 }
