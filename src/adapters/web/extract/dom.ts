@@ -169,7 +169,8 @@ const endOf = (node: Linked | DomElement | DomDocument): Linked => (node as unkn
  */
 export function parseDocument(html: string): DomDocument {
   let parsed = parseHTML(html).document as unknown as { documentElement: DomElement | null; head: DomElement | null; body: DomElement | null };
-  if (swallowedByTitle(parsed.head, parsed.body)) parsed = parseHTML(closeTitle(html)).document as unknown as typeof parsed;
+  // (linkedom's `head` and `body` throw on a document without a root.)
+  if (parsed.documentElement?.localName === 'html' && swallowedByTitle(parsed.head, parsed.body)) parsed = parseHTML(closeTitle(html)).document as unknown as typeof parsed;
   if (parsed.documentElement?.localName !== 'html') return parseHTML(`<!DOCTYPE html><html><body>${html}</body></html>`).document as unknown as DomDocument;
   if (parsed.head && parsed.body) moveBodyOutOfHead(parsed.head, parsed.body);
   if (parsed.body) moveStrayIntoBody(parsed.documentElement, parsed.body);
