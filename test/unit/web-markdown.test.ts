@@ -43,6 +43,16 @@ describe('tables', () => {
     assert.equal(markdown('<table><tr><td>left</td><td>right</td></tr></table>'), 'left\n\nright');
   });
 
+  test("a layout table's cells keep their paragraphs and line breaks", () => {
+    assert.equal(markdown('<table><tr><td>Posted: Wed</td></tr><tr><td>First paragraph.<br><br>Second paragraph.<p>Third paragraph.</p></td></tr></table>'), 'Posted: Wed\n\nFirst paragraph.\n\nSecond paragraph.\n\nThird paragraph.');
+  });
+
+  test('rows and cells left without their table (Readability turns some tables into a div) are paragraphs, with no marker left', () => {
+    // The main content as Readability leaves a page laid out in nested tables.
+    const html = '<div><tr><td><table><tr><td><b>Posted:</b> Wed</td></tr><tr><td>First paragraph of the story.<br><br>Second paragraph of the story.</td></tr></table></td></tr><tr><td>Last paragraph.</td></tr></div>';
+    assert.equal(markdown(html), '**Posted:** Wed\n\nFirst paragraph of the story.\n\nSecond paragraph of the story.\n\nLast paragraph.');
+  });
+
   test('pipes and line breaks inside cells keep the table whole', () => {
     assert.equal(markdown('<table><tr><th>a</th><th>b</th></tr><tr><td>x | y</td><td><p>one</p><p>two</p></td></tr></table>'), '| a | b |\n| --- | --- |\n| x \\| y | one two |');
   });

@@ -27,23 +27,34 @@ const CELL_TEXT = '\u0003';
 const CELL_END = '\u0004';
 const ROW = '\u0005';
 const ROW_END = '\u0006';
-const MARKERS = /[\u0002-\u0006]/g;
+/** A line break inside a cell: a space in a GFM table, a paragraph break where the table is only layout. */
+const CELL_BREAK = '\u0007';
+const MARKERS = /[\u0002-\u0007]/g;
 
 function cellText(content: string): string {
-  return content.replace(MARKERS, ' ').replace(/\s*\n+\s*/g, ' ').replace(/\|/g, '\\|').trim();
+  return content.replace(MARKERS, ' ').replace(/\s*\n[\s\n]*/g, CELL_BREAK).replace(/\|/g, '\\|').replace(/^\u0007+|\u0007+$/g, '').trim();
 }
+
+/** A cell's text on one line (in a GFM table, or flattened into the cell of another table). */
+const oneLine = (text: string) => text.replace(/\s*\u0007\s*/g, ' ');
 
 function span(node: DomElement, attribute: string): number {
   const value = Number.parseInt(node.getAttribute(attribute) ?? '1', 10);
   return Number.isFinite(value) && value > 1 ? Math.min(value, 50) : 1;
 }
 
+/** Whether `node` is inside a cell of another table (a cell whose own table is gone, as Readability leaves some, does not count). */
 function insideCell(node: DomElement): boolean {
+  let cell = false;
   for (let at = node.parentElement; at !== null; at = at.parentElement) {
-    if (at.localName === 'td' || at.localName === 'th') return true;
+    if (at.localName === 'td' || at.localName === 'th') cell = true;
+    else if (cell && at.localName === 'table') return true;
   }
   return false;
 }
+
+/** Whether a row or a cell is in a table: Readability turns some tables into a `div` and leaves their rows in it. */
+const inTable = (node: DomElement) => node.closest('table') !== null;
 
 interface Cell {
   header: boolean;
@@ -103,7 +114,7 @@ function renderTable(content: string, node: DomElement): string {
   const outside = content.replace(/\u0005[hd]\u0003[\s\S]*?\u0006/g, ' ').replace(MARKERS, ' ').trim();
   const caption = outside === '' ? '' : `${outside}\n\n`;
   if (insideCell(node)) {
-    const flat = rows.map((row) => row.cells.map((cell) => cell.text).filter((text) => text !== '').join(', ')).filter((text) => text !== '');
+    const flat = rows.map((row) => row.cells.map((cell) => oneLine(cell.text)).filter((text) => text !== '').join(', ')).filter((text) => text !== '');
     return ` ${[outside, ...flat].filter((text) => text !== '').join('; ')} `;
   }
   let lines = grid(rows).filter((line) => line.some((text) => text !== ''));
@@ -115,13 +126,13 @@ function renderTable(content: string, node: DomElement): string {
   if (lines.length === 0) return outside === '' ? '' : `\n\n${outside}\n\n`;
   // A layout table (one row or one column) is its cells, one paragraph each.
   if (columns === 1 || lines.length === 1) {
-    return `\n\n${caption}${lines.flat().filter((text) => text !== '').join('\n\n')}\n\n`;
+    return `\n\n${caption}${lines.flat().filter((text) => text !== '').map((text) => text.replace(/\s*\u0007\s*/g, '\n\n')).join('\n\n')}\n\n`;
   }
   const firstRow = rows.find((row) => row.cells.some((cell) => cell.text !== ''));
   const hasHeader = firstRow !== undefined && (firstRow.head || firstRow.cells.every((cell) => cell.header));
   const header = hasHeader ? lines[0] : Array.from({ length: columns }, () => '');
   const body = hasHeader ? lines.slice(1) : lines;
-  const format = (line: string[]) => `| ${line.join(' | ')} |`.replace(/ {2,}\|/g, ' |');
+  const format = (line: string[]) => `| ${line.map(oneLine).join(' | ')} |`.replace(/ {2,}\|/g, ' |');
   const table = [format(header), `| ${Array.from({ length: columns }, () => '---').join(' | ')} |`, ...body.map(format)].join('\n');
   return `\n\n${caption}${table}\n\n`;
 }
@@ -430,9 +441,11 @@ function replacement(rule: string, content: string, item: ElementItem, siblings:
     case 'TABLE':
       return renderTable(content, node);
     case 'TR':
+      if (!inTable(node)) return `\n\n${content}\n\n`;
       return `${ROW}${node.parentElement?.localName === 'thead' ? 'h' : 'd'}${CELL_TEXT}${content}${ROW_END}`;
     case 'TH':
     case 'TD':
+      if (!inTable(node)) return `\n\n${content}\n\n`;
       return `${CELL}${rule === 'TH' ? 'h' : 'd'},${span(node, 'colspan')},${span(node, 'rowspan')}${CELL_TEXT}${cellText(content)}${CELL_END}`;
     case 'DEL':
     case 'S':
@@ -496,7 +509,7 @@ export function toMarkdown(root: DomElement, options: { linksInline: boolean }):
   let start = 0;
   while (start < output.length && (output[start] === '\t' || output[start] === '\r' || output[start] === '\n')) start += 1;
   output = output.slice(start).trimEnd();
-  return tidy(output.replace(/\u0002[hd],\d+,\d+\u0003/g, '').replace(MARKERS, ' '));
+  return tidy(output.replace(/\u0002[hd],\d+,\d+\u0003|\u0005[hd]\u0003/g, '').replace(MARKERS, ' '));
 }
 
 /** Trailing spaces, runs of spaces between words (left by dropped links and images) and runs of blank lines go; code blocks stay as they are. */
