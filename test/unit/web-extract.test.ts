@@ -61,6 +61,19 @@ describe('main content', () => {
     assert.doesNotMatch(out, /Front page menu/);
   });
 
+  test('a JSON-LD articleBody written as HTML is read as markup: no tag left as text, none in the Markdown', () => {
+    const body = `${paragraphs(ARTICLE.slice(0, 2))}<p>Fares rise by 5 % &amp; passes by 3 %.</p><ul><li>${ARTICLE[2]}</li></ul><script>track()</script><p>${ARTICLE[3]}</p>`;
+    // Escaped as publishers escape it, so that the body's own </script> does not end the block.
+    const ld = JSON.stringify({ '@context': 'https://schema.org', '@type': 'NewsArticle', headline: 'Council approves tram line', articleBody: body }).replace(/</g, '\\u003c');
+    const html = page(`<div id="root"></div><script src="/app.js"></script>`, `<title>Council approves tram line</title><script type="application/ld+json">${ld}</script>`);
+    const out = text(html);
+    for (const line of [...ARTICLE, 'Fares rise by 5 % & passes by 3 %.']) assert.ok(out.includes(line), `missing: ${line}`);
+    assert.doesNotMatch(out, /<\/?(p|ul|li|script)>|&amp;|track\(\)/);
+    const md = markdown(html);
+    assert.match(md, /^- Opponents argued/m);
+    assert.doesNotMatch(md, /<\/?[a-z][^>]*>|track\(\)/i);
+  });
+
   test('an RTL page keeps its text in order', () => {
     const arabic = [
       'وافق مجلس المدينة يوم الثلاثاء على خط الترام الجديد بعد نقاش استمر أكثر من ست ساعات وحضره مئات من السكان.',

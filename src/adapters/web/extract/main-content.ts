@@ -990,12 +990,12 @@ export function findMainContent(document: DomDocument, options: { articleBody?: 
     if (element !== null) removeChrome(element);
   }
   if (element === null || collapsedLength(element.textContent) === 0) {
-    if (options.articleBody && collapsedLength(options.articleBody) >= 200) return { element: paragraphs(document, options.articleBody), title, wholePage: false };
+    if (options.articleBody && bodyLength(options.articleBody) >= 200) return { element: paragraphs(document, options.articleBody), title, wholePage: false };
     return { element: body, title, wholePage: true };
   }
   // The page's JSON-LD has the article body, and the markup holds far less of it: a page that
   // renders its text with scripts.
-  if (options.articleBody && collapsedLength(options.articleBody) > collapsedLength(element.textContent) * 2) {
+  if (options.articleBody && bodyLength(options.articleBody) > collapsedLength(element.textContent) * 2) {
     return { element: paragraphs(document, options.articleBody), title, wholePage: false };
   }
   pruneBoilerplate(element);
@@ -1064,9 +1064,23 @@ function readArticle(document: DomDocument): ReadArticle | null {
   }
 }
 
+/** A tag, and a tag that makes a block of its own. */
+const MARKUP = /<\/?[a-z][a-z0-9-]*(\s[^<>]*)?\/?>/i;
+const BLOCK_MARKUP = /<\/?(p|div|br|li|ul|ol|h[1-6]|blockquote|table|pre|figure|section)(\s[^<>]*)?\/?>/i;
+
+/** The length of a JSON-LD body's text (its tags, when written as HTML, do not count). */
+const bodyLength = (body: string) => collapsedLength(MARKUP.test(body) ? body.replace(/<[^<>]*>/g, ' ') : body);
+
 /** Text as an element of paragraphs (one per line of the text). */
 function paragraphs(document: DomDocument, text: string): DomElement {
   const root = document.createElement('div');
+  // Some publishers write the JSON-LD body as HTML: it is read as markup, so that the writers
+  // render it and no tag is left as text (lines without a block tag are paragraphs first).
+  if (MARKUP.test(text)) {
+    root.innerHTML = BLOCK_MARKUP.test(text) ? text : text.split(/\n+/).filter((line) => line.trim() !== '').map((line) => `<p>${line.trim()}</p>`).join('');
+    for (const element of elementsWhere(root, (element) => NEVER_CONTENT.has(element.localName.toLowerCase()))) element.remove();
+    return root;
+  }
   for (const line of text.split(/\n+/)) {
     if (line.trim() === '') continue;
     const paragraph = document.createElement('p');
