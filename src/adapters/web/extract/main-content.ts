@@ -579,7 +579,7 @@ const AD_LABEL = /^(advertisements?|advertising|advert|ad|ads|sponsored( content
 
 /**
  * A line that is only the label of a control or a reading aid beside the text: an audio player,
- * the reading time, share and save buttons written as text, a gallery's counter.
+ * the reading time, share and save buttons written as text, a gallery's counter ("Image 2 of 9").
  */
 const CONTROL_LABEL = /^(listen( to)?( this)? (article|story)( \d+ min(utes?)?)?|\d+ ?min(ute)?s? read|(estimated )?reading time:? \d+ ?min(ute)?s?|lesezeit:? \d+ ?min(uten|\.)?|temps de lecture:? \d+ ?min(utes)?|tiempo de lectura:? \d+ ?min(utos)?|copy link|link (copied|kopiert)|gift (this )?article|save (this )?(article|story)|print (this )?(article|story|page)|share (this )?(article|story|on (facebook|twitter|x|linkedin|whatsapp|e-?mail))|follow (us )?on (twitter|x|facebook|instagram|linkedin|google news)|(show|read) (more|less)|image \d+ (of|von|de|sur) \d+)$/iu;
 
@@ -874,9 +874,12 @@ function pruneBoilerplate(root: DomElement): void {
       element.remove();
       continue;
     }
-    if (length < 60 && (AD_LABEL.test(text().replace(/[\s:.…-]+$/u, '')) || CONTROL_LABEL.test(text().replace(/[\s:.…-]+$/u, '')))) {
-      element.remove();
-      continue;
+    if (length < 60) {
+      const label = text().replace(/[\s:.…-]+$/u, '');
+      if (AD_LABEL.test(label) || CONTROL_LABEL.test(label)) {
+        element.remove();
+        continue;
+      }
     }
     if ((local === 'p' || local === 'div' || local === 'li' || local === 'span') && length < 250 && (TEASER_LINE.test(text()) || (CALL_TO_ACTION.test(text()) && !holdsBlock(element)))) {
       element.remove();
