@@ -74,6 +74,21 @@ describe('main content', () => {
     assert.doesNotMatch(md, /<\/?[a-z][^>]*>|track\(\)/i);
   });
 
+  test("a page that renders a HowTo with scripts gives the JSON-LD steps; a recipe page whose markup holds its steps keeps its own text", () => {
+    const steps = ['Measure the diameter of the table and add twice the drop you want.', 'Fold the fabric in four & mark a quarter circle from the folded corner.', 'Cut along the mark, then hem the edge with a narrow double fold.'];
+    const howTo = { '@context': 'https://schema.org', '@type': 'HowTo', name: 'A round tablecloth', description: '<p>A round table deserves a tablecloth that fits it, and making one takes an afternoon.</p>', step: [{ '@type': 'HowToSection', name: 'Preparing', itemListElement: steps.slice(0, 2).map((text) => ({ '@type': 'HowToStep', text })) }, { '@type': 'HowToStep', text: steps[2] }] };
+    const ld = (object: object) => `<script type="application/ld+json">${JSON.stringify(object).replace(/</g, '\\u003c')}</script>`;
+    const shell = text(page('<div id="app"><p>Your browser is out of date.</p></div><script src="/app.js"></script>', `<title>A round tablecloth</title>${ld(howTo)}`));
+    for (const line of ['A round table deserves a tablecloth that fits it, and making one takes an afternoon.', 'Preparing', ...steps]) assert.ok(shell.includes(line), `missing: ${line}`);
+    assert.doesNotMatch(shell, /out of date|<p>|&amp;/);
+    // With the steps in the markup, the markup is read as it is: the steps never prune it as an
+    // article body would (the note after them stays).
+    const note = 'A note from the kitchen: the cake keeps for three days in a closed tin, and it tastes even better on the second day.';
+    const recipe = { '@context': 'https://schema.org', '@type': 'Recipe', name: 'Tram cake', recipeIngredient: ['2 eggs'], recipeInstructions: ARTICLE.map((text) => ({ '@type': 'HowToStep', text })) };
+    const full = text(page(`<article><h1>Tram cake</h1>${paragraphs(ARTICLE)}<p>${note}</p></article>`, `<title>Tram cake</title>${ld(recipe)}`));
+    for (const line of [...ARTICLE, note]) assert.ok(full.includes(line), `missing: ${line}`);
+  });
+
   test('an RTL page keeps its text in order', () => {
     const arabic = [
       'وافق مجلس المدينة يوم الثلاثاء على خط الترام الجديد بعد نقاش استمر أكثر من ست ساعات وحضره مئات من السكان.',

@@ -17,7 +17,7 @@ import { filterDocument, hasSelectorFilter } from './selectors.ts';
 import { bodyOf, elementsByTagNames, parseDocument, type DomDocument } from './extract/dom.ts';
 import { findMainContent, removeNonContent } from './extract/main-content.ts';
 import { toMarkdown } from './extract/markdown.ts';
-import { jsonLdObjects, mainJsonLd, readMetadata, type PageMetadata } from './extract/metadata.ts';
+import { jsonLdObjects, mainJsonLd, readMetadata, stepsHtml, type PageMetadata } from './extract/metadata.ts';
 import { blockText } from './extract/text.ts';
 
 export { elementsByTagNames } from './extract/dom.ts';
@@ -154,13 +154,14 @@ function resolveLinks(document: DomDocument, pageUrl: string, options: { rewrite
 function render(document: DomDocument, pageUrl: string, options: { format: Exclude<OutputFormat, 'raw'>; onlyMainContent: boolean; linksInline: boolean }): { content: string; metadata: PageMetadata } {
   const objects = jsonLdObjects(document);
   const metadata = readMetadata(document, pageUrl, objects);
-  const articleBody = mainJsonLd(objects)?.articleBody;
+  const described = mainJsonLd(objects);
+  const articleBody = described?.articleBody;
   let root;
   let title = metadata.title ?? undefined;
   // The page's own heading is the title without the site's name, when the title holds it.
   const heading = options.format === 'markdown' ? document.querySelector('h1')?.textContent?.replace(/\s+/g, ' ').trim() : undefined;
   if (options.onlyMainContent) {
-    const main = findMainContent(document, { articleBody: typeof articleBody === 'string' ? articleBody : undefined });
+    const main = findMainContent(document, { articleBody: typeof articleBody === 'string' ? articleBody : undefined, stepsHtml: stepsHtml(described) });
     root = main.element;
     title = main.title ?? title;
   } else {

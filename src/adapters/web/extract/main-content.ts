@@ -972,7 +972,11 @@ function previousElement(element: DomElement): DomElement | null {
 }
 
 /** The main content of `document` (which this edits). */
-export function findMainContent(document: DomDocument, options: { articleBody?: string } = {}): MainContent {
+export function findMainContent(document: DomDocument, options: { articleBody?: string; stepsHtml?: string } = {}): MainContent {
+  // What the page's JSON-LD says its text is: used when the markup holds far less of it. A
+  // HowTo's or Recipe's steps stand in only there (the markup of a recipe page rightly holds
+  // more than its steps, so they never prune it as an article body does).
+  const described = options.articleBody ?? options.stepsHtml;
   removeNonContent(document, { hidden: true });
   const body = bodyOf(document);
   removeChrome(body);
@@ -993,13 +997,13 @@ export function findMainContent(document: DomDocument, options: { articleBody?: 
     if (element !== null) removeChrome(element);
   }
   if (element === null || collapsedLength(element.textContent) === 0) {
-    if (options.articleBody && bodyLength(options.articleBody) >= 200) return { element: paragraphs(document, options.articleBody), title, wholePage: false };
+    if (described && bodyLength(described) >= 200) return { element: paragraphs(document, described), title, wholePage: false };
     return { element: body, title, wholePage: true };
   }
   // The page's JSON-LD has the article body, and the markup holds far less of it: a page that
   // renders its text with scripts.
-  if (options.articleBody && bodyLength(options.articleBody) > collapsedLength(element.textContent) * 2) {
-    return { element: paragraphs(document, options.articleBody), title, wholePage: false };
+  if (described && bodyLength(described) > collapsedLength(element.textContent) * 2) {
+    return { element: paragraphs(document, described), title, wholePage: false };
   }
   pruneBoilerplate(element);
   if (options.articleBody) keepArticleBody(element, options.articleBody);

@@ -57,6 +57,44 @@ export function mainJsonLd(objects: readonly JsonObject[]): JsonObject | undefin
   return objects.find((object) => ARTICLE_TYPES.test(types(object)) && (object.headline !== undefined || object.articleBody !== undefined)) ?? objects.find((object) => ARTICLE_TYPES.test(types(object)));
 }
 
+const asArray = (value: unknown): unknown[] => (Array.isArray(value) ? value : value === undefined || value === null ? [] : [value]);
+const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+/** A tag that makes a block of its own: such a line is kept as the publisher's markup. */
+const BLOCK_TAG = /<\/?(p|div|br|li|ul|ol|h[1-6]|blockquote|table|pre|figure|section)(\s[^<>]*)?\/?>/i;
+
+/**
+ * A HowTo's or a Recipe's text from its JSON-LD, as HTML: its description, ingredients and steps
+ * (section names before their steps), a paragraph each. Pages that render their steps with
+ * scripts have them only there. Plain text is escaped; a value written as HTML (some
+ * publishers do) is kept as markup.
+ */
+export function stepsHtml(object: JsonObject | undefined): string | undefined {
+  if (object === undefined || !/howto|recipe/i.test(types(object))) return undefined;
+  const blocks: string[] = [];
+  const add = (value: unknown) => {
+    if (typeof value !== 'string' || value.trim() === '') return;
+    const trimmed = value.trim();
+    blocks.push(BLOCK_TAG.test(trimmed) ? trimmed : `<p>${escapeHtml(trimmed)}</p>`);
+  };
+  add(object.description);
+  for (const ingredient of asArray(object.recipeIngredient)) add(ingredient);
+  const steps = (value: unknown, depth: number) => {
+    if (depth > 4) return;
+    for (const item of asArray(value)) {
+      if (typeof item === 'string') add(item);
+      else if (item !== null && typeof item === 'object') {
+        const step = item as JsonObject;
+        if (step.itemListElement !== undefined) {
+          add(step.name); // a HowToSection
+          steps(step.itemListElement, depth + 1);
+        } else add(step.text ?? step.name);
+      }
+    }
+  };
+  steps(object.step ?? object.recipeInstructions, 0);
+  return blocks.length > 0 ? blocks.join('\n') : undefined;
+}
+
 function text(value: unknown): string | null {
   if (typeof value === 'string') {
     const trimmed = value.replace(/\s+/g, ' ').trim();
