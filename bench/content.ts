@@ -12,8 +12,11 @@
  * published figure beside.
  *
  * CONTENT_BENCH_LIMIT=N scores an evenly spread N pages per set; CONTENT_BENCH_SETS=a,b picks sets.
+ * CONTENT_BENCH_SAVE=file.json keeps gleaner's text of every page scored; a later run with
+ * CONTENT_BENCH_COMPARE=file.json lists the pages whose text changed since, with the lines each
+ * lost and gained: how a rule is checked page by page, beyond the averages.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
@@ -30,6 +33,16 @@ if (!root || !existsSync(root)) {
 const limit = Number(process.env.CONTENT_BENCH_LIMIT ?? 0);
 const wanted = process.env.CONTENT_BENCH_SETS?.split(',');
 const worst = Number(process.env.CONTENT_BENCH_WORST ?? 0);
+const saveTo = process.env.CONTENT_BENCH_SAVE;
+const comparedWith = process.env.CONTENT_BENCH_COMPARE ? (JSON.parse(readFileSync(process.env.CONTENT_BENCH_COMPARE, 'utf8')) as Record<string, string>) : undefined;
+/** gleaner's text of each page scored, by set and page name. */
+const texts: Record<string, string> = {};
+
+/** The lines of `after` that `before` lacks. */
+const linesMissing = (before: string, after: string) => {
+  const kept = new Set(after.split('\n'));
+  return before.split('\n').filter((line) => line.trim() !== '' && !kept.has(line));
+};
 
 interface Page {
   name: string;
@@ -202,6 +215,16 @@ for (const [setName, load] of Object.entries(SETS)) {
       } catch (error) {
         console.error(`${setName} ${page.name} ${systemName}: ${(error as Error).message}`);
       }
+      if (systemName === 'gleaner text') {
+        const key = `${setName}/${page.name}`;
+        texts[key] = output;
+        const earlier = comparedWith?.[key];
+        if (earlier !== undefined && earlier !== output) {
+          console.log(`    changed ${key}`);
+          for (const line of linesMissing(earlier, output).slice(0, 8)) console.log(`      - ${line.slice(0, 160)}`);
+          for (const line of linesMissing(output, earlier).slice(0, 8)) console.log(`      + ${line.slice(0, 160)}`);
+        }
+      }
       if (typeof page.gold === 'string') {
         const result = score(output, page.gold);
         perPage.push({ name: page.name, ...result });
@@ -237,3 +260,4 @@ for (const [setName, load] of Object.entries(SETS)) {
   const published = PUBLISHED[setName];
   if (published) console.log(`${setName.padEnd(19)} ${String(pages.length).padStart(5)}  ${'trafilatura (published)'.padEnd(22)}  ${cell(published.f1)}  ${cell(published.precision)}      ${cell(published.recall)}`);
 }
+if (saveTo) writeFileSync(saveTo, JSON.stringify(texts));
