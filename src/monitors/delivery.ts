@@ -8,7 +8,8 @@
  * that process dies and its lease lapses.
  *
  * Money follows the pipeline's rule, event by event: a `chain.transfer` holds its price before the
- * attempt, is marked delivered on a 2xx, and only then captured; any other outcome releases it.
+ * attempt, is captured on a 2xx and only then marked delivered (a try after a process died in
+ * between finds the capture, and delivers the event again free); any other outcome releases it.
  * Each attempt holds under its own id (`chain-event:<event>:<try>`), and the next try releases the
  * one before it, so an attempt that died with its hold gives it back at once. A hold the balance
  * cannot pay pauses the monitor (`chain.monitor_paused`, free) until its owner resumes it.
@@ -125,7 +126,11 @@ export class MonitorDelivery {
     if (next.billable) {
       const [{ tries }] = await db.query<{ tries: number }>('UPDATE chain_monitor_events SET tries = tries + 1 WHERE event_id = $1 RETURNING tries', [event.id]);
       if (tries > 1) await ledger.settle(eventRequestId(event.id, tries - 1), 0);
-      const unitPrice = price(await this.#deps.prices.current(), 'chain_event');
+      // An event is paid before it is marked delivered: a try that died in between left a
+      // capture, and this try delivers it again (at least once) without charging it again.
+      const earlier = Array.from({ length: tries - 1 }, (_, index) => eventRequestId(event.id, index + 1));
+      const [{ paid }] = earlier.length === 0 ? [{ paid: false }] : await db.query<{ paid: boolean }>("SELECT EXISTS (SELECT 1 FROM credit_ledger WHERE reference = ANY($1::text[]) AND kind = 'capture') AS paid", [earlier]);
+      const unitPrice = paid ? 0 : price(await this.#deps.prices.current(), 'chain_event');
       if (unitPrice > 0) {
         requestId = eventRequestId(event.id, tries);
         held = await ledger.hold({ requestId, userId: next.user_id, product: 'blockchain', min: unitPrice, max: unitPrice });
@@ -139,9 +144,10 @@ export class MonitorDelivery {
     try {
       const result = await deliverWebhook(outbound, { id: event.id, url: event.url, body: event.body }, await secrets.get(event.userId), { signal });
       if (result.kind === 'delivered') {
-        const marked = await events.markDelivered(event.id, result.status);
-        if (requestId) await ledger.settle(requestId, marked ? held : 0);
+        // Paid before it is marked: a process dying in between leaves a capture the next try finds.
+        if (requestId) await ledger.settle(requestId, held);
         held = 0;
+        await events.markDelivered(event.id, result.status);
         tell('delivered');
         return 'next';
       }
