@@ -258,6 +258,9 @@ export function elementsByTagNames(root: DomElement | DomDocument, tagNames: rea
   return found;
 }
 
+/** A tag that makes a block of its own, in markup kept as text (JSON-LD bodies written as HTML). */
+export const BLOCK_TAG = /<\/?(p|div|br|li|ul|ol|h[1-6]|blockquote|table|pre|figure|section)(\s[^<>]*)?\/?>/i;
+
 /** The tag names (lower case) of the descendants of `root`, the inside of `<template>` included, by one walk. */
 export function tagNamesUnder(root: DomElement | DomDocument): Set<string> {
   const names = new Set<string>();

@@ -19,7 +19,7 @@
  *   only a page where it found nothing at all gives the cleaned body.
  */
 import { Readability } from '@mozilla/readability';
-import { bodyOf, collapsedLength, elementsByTagNames, elementsWhere, findDescendant, isSpaceCode, parseDocument, tagNamesUnder, type DomDocument, type DomElement, type DomNode } from './dom.ts';
+import { BLOCK_TAG, bodyOf, collapsedLength, elementsByTagNames, elementsWhere, findDescendant, isSpaceCode, parseDocument, tagNamesUnder, type DomDocument, type DomElement, type DomNode } from './dom.ts';
 
 /*
  * The elements below are told by their tag and attributes rather than by selectors: linkedom
@@ -1071,9 +1071,8 @@ function readArticle(document: DomDocument): ReadArticle | null {
   }
 }
 
-/** A tag, and a tag that makes a block of its own. */
+/** A tag, in text. */
 const MARKUP = /<\/?[a-z][a-z0-9-]*(\s[^<>]*)?\/?>/i;
-const BLOCK_MARKUP = /<\/?(p|div|br|li|ul|ol|h[1-6]|blockquote|table|pre|figure|section)(\s[^<>]*)?\/?>/i;
 
 /** The length of a JSON-LD body's text (its tags, when written as HTML, do not count). */
 const bodyLength = (body: string) => collapsedLength(MARKUP.test(body) ? body.replace(/<[^<>]*>/g, ' ') : body);
@@ -1084,7 +1083,7 @@ function paragraphs(document: DomDocument, text: string): DomElement {
   // Some publishers write the JSON-LD body as HTML: it is read as markup, so that the writers
   // render it and no tag is left as text (lines without a block tag are paragraphs first).
   if (MARKUP.test(text)) {
-    root.innerHTML = BLOCK_MARKUP.test(text) ? text : text.split(/\n+/).filter((line) => line.trim() !== '').map((line) => `<p>${line.trim()}</p>`).join('');
+    root.innerHTML = BLOCK_TAG.test(text) ? text : text.split(/\n+/).filter((line) => line.trim() !== '').map((line) => `<p>${line.trim()}</p>`).join('');
     for (const element of elementsWhere(root, (element) => NEVER_CONTENT.has(element.localName.toLowerCase()))) element.remove();
     return root;
   }

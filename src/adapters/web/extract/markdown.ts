@@ -35,8 +35,9 @@ function cellText(content: string): string {
   return content.replace(MARKERS, ' ').replace(/\s*\n[\s\n]*/g, CELL_BREAK).replace(/\|/g, '\\|').replace(/^\u0007+|\u0007+$/g, '').trim();
 }
 
-/** A cell's text on one line (in a GFM table, or flattened into the cell of another table). */
+/** A cell's text on one line (in a GFM table, or flattened into the cell of another table), or as paragraphs (a layout table's). */
 const oneLine = (text: string) => text.replace(/\s*\u0007\s*/g, ' ');
+const asParagraphs = (text: string) => text.replace(/\s*\u0007\s*/g, '\n\n');
 
 function span(node: DomElement, attribute: string): number {
   const value = Number.parseInt(node.getAttribute(attribute) ?? '1', 10);
@@ -126,7 +127,7 @@ function renderTable(content: string, node: DomElement): string {
   if (lines.length === 0) return outside === '' ? '' : `\n\n${outside}\n\n`;
   // A layout table (one row or one column) is its cells, one paragraph each.
   if (columns === 1 || lines.length === 1) {
-    return `\n\n${caption}${lines.flat().filter((text) => text !== '').map((text) => text.replace(/\s*\u0007\s*/g, '\n\n')).join('\n\n')}\n\n`;
+    return `\n\n${caption}${lines.flat().filter((text) => text !== '').map(asParagraphs).join('\n\n')}\n\n`;
   }
   const firstRow = rows.find((row) => row.cells.some((cell) => cell.text !== ''));
   const hasHeader = firstRow !== undefined && (firstRow.head || firstRow.cells.every((cell) => cell.header));

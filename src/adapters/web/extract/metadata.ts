@@ -3,7 +3,7 @@
  * Twitter, Dublin Core, `article:*`), `<link rel=canonical>`, `<html lang>` and schema.org JSON-LD.
  * Every key is present; an unknown value is `null`.
  */
-import { elementsByTagNames, type DomDocument } from './dom.ts';
+import { BLOCK_TAG, elementsByTagNames, type DomDocument } from './dom.ts';
 
 export interface PageMetadata {
   title: string | null;
@@ -59,8 +59,6 @@ export function mainJsonLd(objects: readonly JsonObject[]): JsonObject | undefin
 
 const asArray = (value: unknown): unknown[] => (Array.isArray(value) ? value : value === undefined || value === null ? [] : [value]);
 const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-/** A tag that makes a block of its own: such a line is kept as the publisher's markup. */
-const BLOCK_TAG = /<\/?(p|div|br|li|ul|ol|h[1-6]|blockquote|table|pre|figure|section)(\s[^<>]*)?\/?>/i;
 
 /**
  * A HowTo's or a Recipe's text from its JSON-LD, as HTML: its description, ingredients and steps
