@@ -8,7 +8,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { httpErrors, type FieldErrors } from '../core/errors.ts';
-import { between, custom, httpUrlOrNull, integer, isAbsent, min, oneOf, required, string } from '../validation/rules.ts';
+import { between, custom, httpUrlOrNull, integer, isAbsent, min, oneOf, required, string, urlMessage } from '../validation/rules.ts';
 import { defineEndpoint } from '../pipeline/endpoint.ts';
 import { CHAIN_NAMES, CHAINS, MAX_CONFIRMATIONS, type ChainName } from '../adapters/chain/chains.ts';
 import { ChainCallError } from '../adapters/chain/client.ts';
@@ -116,7 +116,7 @@ export const createMonitorEndpoint = defineEndpoint({
     },
     refine(input, errors) {
       if (typeof input.webhook_url === 'string' && input.webhook_url.trim() !== '' && !httpUrlOrNull(input.webhook_url.trim())) {
-        errors.webhook_url = ['The webhook url must be a valid URL.'];
+        errors.webhook_url = [urlMessage('webhook url', input.webhook_url)];
       }
       checkAddresses(input.chain, input.addresses, errors);
     },

@@ -6,7 +6,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { httpErrors, type FieldErrors } from '../core/errors.ts';
-import { between, boolean, custom, httpUrlOrNull, integer, isAbsent, min, object, oneOf, publicAddress, required, string, url } from '../validation/rules.ts';
+import { between, boolean, custom, httpUrlOrNull, integer, isAbsent, min, object, oneOf, publicAddress, required, string, url, urlMessage } from '../validation/rules.ts';
 import { OUTPUT_FORMATS } from '../adapters/web/index.ts';
 import { compilePathPatterns } from '../adapters/site/urls.ts';
 import { defineEndpoint, type EndpointContext } from '../pipeline/endpoint.ts';
@@ -48,7 +48,7 @@ function checkWebhook(value: unknown, errors: FieldErrors): void {
   if (isAbsent(value) || typeof value !== 'object' || value === null) return;
   const hook = value as Record<string, unknown>;
   if (typeof hook.url !== 'string' || hook.url.trim() === '') errors['webhook.url'] = ['The webhook.url field is required.'];
-  else if (!httpUrlOrNull(hook.url)) errors['webhook.url'] = ['The webhook.url must be a valid URL.'];
+  else if (!httpUrlOrNull(hook.url)) errors['webhook.url'] = [urlMessage('webhook.url', hook.url)];
   if (hook.events !== undefined && hook.events !== null) {
     if (!Array.isArray(hook.events)) errors['webhook.events'] = ['The webhook.events must be an array.'];
     else {
@@ -189,7 +189,7 @@ export const batchEndpoint = defineEndpoint({
     refine(input, errors) {
       if (Array.isArray(input.urls)) {
         input.urls.forEach((value, index) => {
-          if (typeof value !== 'string' || !httpUrlOrNull(value)) errors[`urls.${index}`] = [`The urls.${index} must be a valid URL.`];
+          if (typeof value !== 'string' || !httpUrlOrNull(value)) errors[`urls.${index}`] = [urlMessage(`urls.${index}`, value)];
         });
       }
       checkWebhook(input.webhook, errors);

@@ -1,9 +1,14 @@
 /**
  * Which URLs a crawl may fetch (contract §9): the same site (subdomains when asked), the include
- * and exclude path patterns, robots.txt, each page once by its canonical form. Pure: built once
- * per job from its parameters and the robots.txt read when it started.
+ * and exclude path patterns, robots.txt, each page once by its canonical form. Built once per job
+ * from its parameters and the robots.txt read when it started.
+ *
+ * A page's links are judged in slices of the event loop, within a budget per page: the links,
+ * the patterns and the robots.txt all come from the user or the site, and each check, though
+ * linear, multiplied by a thousand links must never hold the server (docs/reliability.md).
  */
 import { canonicalUrl, compilePathPatterns, pathFilter, siteScope } from '../adapters/site/urls.ts';
+import { runSliced } from '../core/time-slice.ts';
 import type { RobotsRules } from '../adapters/site/robots.ts';
 import type { FoundPage } from './store.ts';
 
@@ -28,11 +33,23 @@ export interface CrawlRules {
   maxDepth: number;
   /** The start URL's site (and subdomains, when asked): where a redirect may end. */
   inScope(url: string): boolean;
-  /** The URLs the crawl may fetch, canonical and once each, as pages found at `depth`. */
-  admit(urls: readonly string[], depth: number): FoundPage[];
+  /**
+   * The URLs the crawl may fetch, canonical and once each, as pages found at `depth`, judged in
+   * slices of the event loop for at most `budgetMs` of work: `cut` counts the URLs left unjudged.
+   */
+  admit(urls: readonly string[], depth: number, options: { budgetMs: number; signal?: AbortSignal }): Promise<Admission>;
   /** The start page, fetched whatever the path patterns say (robots.txt still has the last word). */
   start(): FoundPage[];
 }
+
+export interface Admission {
+  pages: FoundPage[];
+  /** URLs not judged because the budget ran out (none normally). */
+  cut: number;
+}
+
+/** The work one crawled page's links may take, and the start's (its sitemaps' URLs). */
+export const ADMISSION_BUDGET_MS = { page: 2_000, start: 10_000 } as const;
 
 export function crawlRules(params: CrawlParams, robots: RobotsRules): CrawlRules {
   const scope = siteScope(params.url, { allowSubdomains: params.allow_subdomains === true });
@@ -61,9 +78,13 @@ export function crawlRules(params: CrawlParams, robots: RobotsRules): CrawlRules
     maxDepth: params.sitemap === 'only' ? 0 : params.max_depth,
     sameOrigin,
     inScope,
-    admit(urls, depth) {
+    async admit(urls, depth, options) {
+      const pages: FoundPage[] = [];
+      const seen = new Set<string>();
       // Other origins' robots.txt is read when their pages are fetched (the worker asks it then).
-      return canonicalPages(urls, depth, (url) => scope(url) && paths(url) && (url.origin !== startOrigin || robots.isAllowed(url.href)));
+      const accept = (url: URL) => scope(url) && paths(url) && (url.origin !== startOrigin || robots.isAllowed(url.href));
+      const run = await runSliced(urls, (raw) => addPage(pages, seen, raw, depth, accept), options);
+      return { pages, cut: urls.length - run.processed };
     },
     start() {
       const canonical = canonicalUrl(params.url);
@@ -76,11 +97,13 @@ export function crawlRules(params: CrawlParams, robots: RobotsRules): CrawlRules
 export function canonicalPages(urls: readonly string[], depth: number, accept: (url: URL) => boolean = () => true): FoundPage[] {
   const seen = new Set<string>();
   const pages: FoundPage[] = [];
-  for (const raw of urls) {
-    const canonical = canonicalUrl(raw);
-    if (!canonical || seen.has(canonical.key)) continue;
-    seen.add(canonical.key);
-    if (accept(new URL(canonical.url))) pages.push({ key: canonical.key, url: canonical.url, depth });
-  }
+  for (const raw of urls) addPage(pages, seen, raw, depth, accept);
   return pages;
+}
+
+function addPage(pages: FoundPage[], seen: Set<string>, raw: string, depth: number, accept: (url: URL) => boolean): void {
+  const canonical = canonicalUrl(raw);
+  if (!canonical || seen.has(canonical.key)) return;
+  seen.add(canonical.key);
+  if (accept(new URL(canonical.url))) pages.push({ key: canonical.key, url: canonical.url, depth });
 }

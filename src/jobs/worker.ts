@@ -30,7 +30,7 @@ import type { WebhookSecrets } from '../webhooks/secrets.ts';
 import { PAGE_RETRY_LIMIT, QUEUES, type JobQueue } from './queue.ts';
 import type { JobSettings } from './settings.ts';
 import { FINAL_STATUSES, type FoundPage, type JobRow, type JobStore } from './store.ts';
-import { canonicalPages, crawlRules, type CrawlParams, type CrawlRules } from './crawl-rules.ts';
+import { ADMISSION_BUDGET_MS, canonicalPages, crawlRules, type CrawlParams, type CrawlRules } from './crawl-rules.ts';
 import type { JobMetrics } from './metrics.ts';
 
 /** Sitemap URLs and files a crawl reads at most. */
@@ -153,7 +153,9 @@ export class JobWorker {
       // Sitemap URLs count as one hop from the start page: `max_depth: 0` is the start page alone.
       if (params.sitemap === 'only' || (params.sitemap !== 'skip' && params.max_depth >= 1)) {
         const sitemaps = await discoverSitemapUrls(this.#deps.site(), { startUrl: params.url, robotsSitemaps: rules.robots.sitemaps, ...SITEMAP_LIMITS }, context);
-        found.push(...rules.admit(sitemaps.urls, params.sitemap === 'only' ? 0 : 1));
+        const admission = await rules.admit(sitemaps.urls, params.sitemap === 'only' ? 0 : 1, { budgetMs: ADMISSION_BUDGET_MS.start, signal: context.signal });
+        this.#reportCut(job.id, admission.cut, 'sitemaps');
+        found.push(...admission.pages);
       }
     } else {
       // A batch's URLs, once each by canonical form, in the order given.
@@ -231,7 +233,12 @@ export class JobWorker {
         await this.#drop(job, key, 'failed', offSite ? 'redirected off the site' : failureReason(outcome), claim.attempt);
         return;
       }
-      const next = rules && claim.depth < rules.maxDepth ? rules.admit((page.links ?? []).slice(0, MAX_LINKS_PER_PAGE), claim.depth + 1) : [];
+      let next: FoundPage[] = [];
+      if (rules && claim.depth < rules.maxDepth) {
+        const admission = await rules.admit((page.links ?? []).slice(0, MAX_LINKS_PER_PAGE), claim.depth + 1, { budgetMs: ADMISSION_BUDGET_MS.page, signal });
+        this.#reportCut(jobId, admission.cut, claim.url);
+        next = admission.pages;
+      }
       let charged = 0;
       const delivered = await db.transaction(async (tx) => {
         const stored = await store.deliver(tx, jobId, key, claim.attempt, {
@@ -413,6 +420,11 @@ export class JobWorker {
     if (!webhook || !webhook.events.includes(kind)) return;
     const event = await this.#deps.events.record(tx, { userId: job.user_id, jobId: job.id, source: job.kind, url: webhook.url, type: `${job.kind}.${kind}`, data });
     await this.#deps.queue.enqueue(tx, QUEUES.webhook, [{ data: { eventId: event.id } }]);
+  }
+
+  /** Links left unjudged when their checks ran past the budget (hostile patterns or robots.txt): logged, never silent. */
+  #reportCut(jobId: string, cut: number, source: string): void {
+    if (cut > 0) this.#deps.logger?.warn({ jobId, cut, source }, 'crawl links left unjudged: their checks ran past the budget');
   }
 
   async #rulesFor(job: JobRow): Promise<CrawlRules> {

@@ -9,6 +9,8 @@
  * - size rules (`min`, `between`, `max`) compare numbers for numeric fields, lengths for strings.
  */
 
+import { MAX_URL_LENGTH } from '../core/limits.ts';
+
 export type JsonSchema = Record<string, unknown>;
 
 export interface RuleContext {
@@ -250,12 +252,20 @@ export const oneOf = <const T extends string>(allowed: readonly T[]): Rule<T> =>
   };
 };
 
-/** An absolute http(s) URL with a host (what the service can fetch). */
+/**
+ * What the `url` rule says of a value that failed it: Laravel's `max` message past
+ * `MAX_URL_LENGTH` (the caller sees which limit it met), else Laravel's `url` message.
+ */
+export function urlMessage(attr: string, value: unknown): string {
+  return typeof value === 'string' && value.trim().length > MAX_URL_LENGTH ? `The ${attr} must not be greater than ${MAX_URL_LENGTH} characters.` : `The ${attr} must be a valid URL.`;
+}
+
+/** An absolute http(s) URL with a host (what the service can fetch), at most `MAX_URL_LENGTH` characters. */
 export const url = (): Rule<string> => ({
   name: 'url',
   check: (value) => typeof value === 'string' && httpUrlOrNull(value) !== null,
-  message: (attr) => `The ${attr} must be a valid URL.`,
-  describe: (s) => Object.assign(s, { type: 'string', format: 'uri' }),
+  message: (attr, value) => urlMessage(attr, value),
+  describe: (s) => Object.assign(s, { type: 'string', format: 'uri', maxLength: MAX_URL_LENGTH }),
 });
 
 // Laravel 8's default `email` rule (egulias RFCValidation) accepts local@domain forms broadly;
@@ -330,9 +340,12 @@ export const format = <T>(parse: (value: string) => T | null): TransformRule<T> 
 
 /** The value as an absolute http(s) URL with a host, or null (a rule's check: it never throws). */
 export function httpUrlOrNull(value: string): URL | null {
-  if (!/^https?:\/\//i.test(value.trim()) || /\s/.test(value.trim())) return null;
+  // Every later step (parsing, resolving, canonical forms, history) is spared a huge value.
+  const trimmed = value.trim();
+  if (trimmed.length > MAX_URL_LENGTH) return null;
+  if (!/^https?:\/\//i.test(trimmed) || /\s/.test(trimmed)) return null;
   try {
-    const parsed = new URL(value.trim());
+    const parsed = new URL(trimmed);
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return null;
     return parsed.hostname ? parsed : null;
   } catch {

@@ -8,13 +8,15 @@ import { pageRequestId } from '../../src/jobs/worker.ts';
 
 const ROBOTS = 'User-agent: *\nDisallow: /private/\nCrawl-delay: 2\nSitemap: https://example.com/sitemap_index.xml\n';
 
+const BUDGET = { budgetMs: 10_000 };
+
 function rules(params: Partial<CrawlParams> = {}, robots = ROBOTS) {
   return crawlRules({ url: 'https://example.com/docs/', limit: 100, max_depth: 3, ...params }, readRobots('https://example.com/robots.txt', robots, 'gleaner'));
 }
 
-test('admits same-site pages once by canonical form, never robots-disallowed or off-site ones', () => {
+test('admits same-site pages once by canonical form, never robots-disallowed or off-site ones', async () => {
   // The www. twin is the same site; its own robots.txt is read when it is fetched.
-  const found = rules().admit(
+  const { pages: found, cut } = await rules().admit(
     [
       'https://example.com/docs/a?utm_source=news',
       'https://example.com/docs/a#section',
@@ -29,7 +31,9 @@ test('admits same-site pages once by canonical form, never robots-disallowed or 
       'javascript:void(0)',
     ],
     2,
+    BUDGET,
   );
+  assert.equal(cut, 0);
   assert.deepEqual(
     found.map((page) => [page.url, page.depth]),
     [
@@ -40,17 +44,40 @@ test('admits same-site pages once by canonical form, never robots-disallowed or 
   );
 });
 
-test('subdomains join only when asked', () => {
+test('subdomains join only when asked', async () => {
   const urls = ['https://blog.example.com/post'];
-  assert.equal(rules().admit(urls, 1).length, 0);
-  assert.equal(rules({ allow_subdomains: true }).admit(urls, 1).length, 1);
+  assert.equal((await rules().admit(urls, 1, BUDGET)).pages.length, 0);
+  assert.equal((await rules({ allow_subdomains: true }).admit(urls, 1, BUDGET)).pages.length, 1);
 });
 
-test('include and exclude patterns filter by path; the start page is fetched whatever they say', () => {
+test('include and exclude patterns filter by path; the start page is fetched whatever they say', async () => {
   const r = rules({ include_paths: ['^/docs/guide/'], exclude_paths: ['/old$'] });
-  const found = r.admit(['https://example.com/docs/guide/x', 'https://example.com/docs/guide/old', 'https://example.com/docs/api/y'], 1);
+  const { pages: found } = await r.admit(['https://example.com/docs/guide/x', 'https://example.com/docs/guide/old', 'https://example.com/docs/api/y'], 1, BUDGET);
   assert.deepEqual(found.map((page) => page.url), ['https://example.com/docs/guide/x']);
   assert.deepEqual(r.start().map((page) => page.url), ['https://example.com/docs/']);
+});
+
+test('hostile patterns and a hostile robots.txt: every link judged, in slices that leave the event loop free', async () => {
+  const robots = `User-agent: *\n${`Disallow: /${'*'.repeat(4000)}z\n`.repeat(127)}`;
+  const r = rules({ include_paths: ['^/(a|a)*$', '^/a*a*a*a*a*a*a*a*b$', '^/(\\w|\\d)*$', '(x|x|x)*y'] }, robots);
+  const links = Array.from({ length: 1000 }, (_, i) => `https://example.com/${'a'.repeat(2000)}${i % 2 ? 'z' : ''}?n=${i}`);
+  let turns = 0;
+  const ticker = setInterval(() => (turns += 1), 1);
+  const { pages, cut } = await r.admit(links, 1, BUDGET);
+  clearInterval(ticker);
+  assert.equal(cut, 0);
+  // `/aaa…` matches `^/(a|a)*$`; with a trailing z it is disallowed by `/*z`.
+  assert.equal(pages.length, 500);
+  assert.ok(pages.every((page) => !page.url.includes('z')));
+  assert.ok(turns > 0, 'other work ran while the links were judged');
+});
+
+test('a budget spent leaves the rest of the links unjudged, and says how many', async () => {
+  const r = rules();
+  const links = Array.from({ length: 200_000 }, (_, i) => `https://example.com/docs/p${i}`);
+  const { pages, cut } = await r.admit(links, 1, { budgetMs: 20 });
+  assert.ok(cut > 0, 'the budget ran out');
+  assert.equal(pages.length + cut, links.length);
 });
 
 test('the start origin alone is judged by the start robots.txt', () => {

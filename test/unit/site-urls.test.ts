@@ -3,8 +3,20 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { canonicalUrl, compilePathPatterns, pathFilter, siteScope, type PathPatterns } from '../../src/adapters/site/urls.ts';
+import { MAX_URL_LENGTH } from '../../src/core/limits.ts';
 
 describe('canonicalUrl', () => {
+  test('a run of 240,000 slashes is read in linear time; a URL over 8 KB is no URL to fetch', () => {
+    // Issue 33: `/\/+$/` on this path retried from every slash, 41 s of a stalled server.
+    const slashes = canonicalUrl(`http://example.com/${'/'.repeat(240_000)}x`);
+    assert.equal(slashes, null, 'longer than MAX_URL_LENGTH');
+    const trailing = canonicalUrl(`http://example.com/a${'/'.repeat(8_000)}`);
+    assert.deepEqual(trailing && { key: trailing.key, length: trailing.url.length }, { key: 'http://example.com/a', length: 8_020 });
+    assert.equal(canonicalUrl(`http://example.com/${'a'.repeat(MAX_URL_LENGTH)}`), null);
+    assert.equal(canonicalUrl(`http://example.com/${'a'.repeat(MAX_URL_LENGTH - 'http://example.com/'.length)}`)?.url.length, MAX_URL_LENGTH);
+    assert.equal(canonicalUrl('http://example.com//')?.key, 'http://example.com/');
+  });
+
   test('drops the fragment and the default port, lowercases scheme and host, keeps the path as given', () => {
     assert.deepEqual(canonicalUrl('HTTPS://Example.COM:443/Docs/Page#intro'), { url: 'https://example.com/Docs/Page', key: 'https://example.com/Docs/Page' });
     assert.equal(canonicalUrl('http://example.com:80/a')?.url, 'http://example.com/a');
@@ -129,7 +141,28 @@ describe('compilePathPatterns', () => {
     assert.equal(result.ok, false);
     assert.ok(!result.ok);
     assert.equal(result.index, 1);
-    assert.match(result.message('include paths'), /^The include paths\.1 must be a valid regular expression \(.+\)\.$/);
+    assert.match(result.message('include paths'), /^The include paths\.1 must be a valid regular expression in RE2 syntax \(.+\)\.$/);
+  });
+
+  test('RE2: patterns that backtrack exponentially elsewhere match in linear time; look-around is refused with the reason', () => {
+    // Issue 33: these were accepted and a link of 29 a's held the event loop for 29 s.
+    const hostile = compiled(['^/(a|a)*$', '^/a*a*a*a*a*a*a*a*b$', '^/(\\w|\\d)*$', '(x|x|x)*y']);
+    const path = (p: string) => new URL(`https://example.com${p}`);
+    // A backtracking engine would not finish these in a lifetime; the test finishing is the proof.
+    assert.equal(hostile.test(path(`/${'a'.repeat(100_000)}!`)), false);
+    assert.equal(hostile.test(path(`/${'x'.repeat(100_000)}-`)), false);
+    assert.equal(hostile.test(path(`/${'a'.repeat(100_000)}`)), true);
+    assert.equal(hostile.test(path(`/${'a'.repeat(50)}b`)), true);
+    const lookAround = compilePathPatterns(['(?=a)b']);
+    assert.ok(!lookAround.ok && lookAround.index === 0);
+    assert.match(lookAround.message('include paths'), /^The include paths\.0 must be a valid regular expression in RE2 syntax \(.*\(\?=.*\)\.$/);
+    assert.ok(!compilePathPatterns(['(a)\\1']).ok, 'back-references are not RE2');
+  });
+
+  test('the patterns of one list compile to at most 1000 RE2 instructions together', () => {
+    const heavy = compilePathPatterns(['^/ok', '[a-z]{1,100}[0-9]{1,100}x', '(?:a?){200}a{200}']);
+    assert.ok(!heavy.ok && heavy.index === 2);
+    assert.match(heavy.message('exclude paths'), /^The exclude paths must be simpler: together they may compile to at most 1000 RE2 instructions, and the first 3 take \d+\.$/);
   });
 
   test('limits: 500 characters a pattern, 100 patterns, strings only, a list', () => {

@@ -5,6 +5,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { between, boolean, custom, email, format, integer, max, min, object, oneOf, parsed, prohibits, required, requiredWithout, string, url } from '../../src/validation/rules.ts';
+import { MAX_URL_LENGTH } from '../../src/core/limits.ts';
 import { attributeName, toJsonSchema, validate, type Schema } from '../../src/validation/schema.ts';
 
 /** Validates and returns the field errors ({} when the input is valid). */
@@ -105,6 +106,15 @@ describe('messages (Laravel 8 wording)', () => {
     for (const ok of ['https://example.com', 'http://example.com:8080/a/b.pdf?x=1#y', 'HTTPS://EXAMPLE.COM/']) {
       assert.deepEqual(await errorsOf(schema, { url: ok }), {}, ok);
     }
+  });
+
+  test('url: at most 8192 characters, said with Laravel\'s max message (issue 33: 240,000 slashes stalled the server)', async () => {
+    const schema = one('url', [required(), url()]);
+    const base = 'https://example.com/';
+    assert.deepEqual(await errorsOf(schema, { url: base + 'a'.repeat(MAX_URL_LENGTH - base.length) }), {});
+    assert.deepEqual(await errorsOf(schema, { url: base + 'a'.repeat(MAX_URL_LENGTH - base.length + 1) }), { url: ['The url must not be greater than 8192 characters.'] });
+    assert.deepEqual(await errorsOf(schema, { url: `http://host/${'/'.repeat(240_000)}x` }), { url: ['The url must not be greater than 8192 characters.'] });
+    assert.equal(MAX_URL_LENGTH, 8192);
   });
 
   test('email', async () => {
@@ -396,7 +406,7 @@ describe('toJsonSchema', () => {
   });
 
   test('formats, types, bounds, enums, defaults, docs', () => {
-    assert.deepEqual(json.properties.url, { type: 'string', format: 'uri', description: 'Page to fetch.', example: 'https://example.com' });
+    assert.deepEqual(json.properties.url, { type: 'string', format: 'uri', maxLength: 8192, description: 'Page to fetch.', example: 'https://example.com' });
     assert.deepEqual(json.properties.email, { type: 'string', format: 'email' });
     assert.deepEqual(json.properties.page, { type: 'integer', minimum: 1, default: 1 });
     assert.deepEqual(json.properties.per_page, { type: 'integer', minimum: 10, maximum: 100, default: 10 });
