@@ -21,7 +21,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ENDPOINTS } from '../../src/endpoints/table.ts';
 import { startTestService, type TestService } from '../support/service.ts';
-import { auditMismatches, houseRuleViolation, outstandingHolds, readAnswer, requestIdsInHistory, rssMb, runPool, startDocumentUpstream, type DocumentUpstream } from '../support/reliability-harness.ts';
+import { auditMismatches, houseRuleViolation, outstandingHolds, readAnswer, requestIdsInHistory, rssMb, runPool, startDocumentUpstream } from '../support/reliability-harness.ts';
+import { assertNoStall, watchHealth } from '../support/health-watchdog.ts';
 import { CONTENT_KINDS, FUZZ_METHODS, fuzzCases, type Feature, type FuzzCase } from '../support/reliability-fuzz-cases.ts';
 
 const SEED = Number(process.env.RELIABILITY_SEED ?? 1313);
@@ -37,7 +38,7 @@ const documented5xx = (endpoint: (typeof ENDPOINTS)[number]): number[] =>
   (endpoint.errors ?? []).map((error) => (typeof error === 'number' ? error : error.status)).filter((status) => status >= 500);
 
 let service: TestService;
-let upstream: DocumentUpstream;
+let upstream: Awaited<ReturnType<typeof startDocumentUpstream>>;
 let ownerToken: string;
 let caller: { id: number; token: string };
 
@@ -54,6 +55,12 @@ const figures: Record<string, number | string> = {};
 
 before(async () => {
   upstream = await startDocumentUpstream({ gzipDecodedMb: 1 });
+  // Crawls and maps start on a page of 1,000 long links, under a robots.txt of 500 KiB of rules
+  // with 4,000 `*` each (issue 33): every link is judged, and each ends in `z` (disallowed).
+  const rule = `Disallow: /${'*'.repeat(4000)}z\n`;
+  upstream.serve('/robots.txt', Buffer.from(`User-agent: *\n${rule.repeat(Math.floor((500 * 1024 - 20) / rule.length))}`), 'text/plain');
+  const links = Array.from({ length: 1000 }, (_, i) => `<a href="/hostile/${'a'.repeat(2000)}${i}z">${i}</a>`).join(' ');
+  upstream.serve('/hostile/links.html', Buffer.from(`<!doctype html><title>Links</title><main><h1>Links</h1><p>${links}</p></main>`), 'text/html; charset=utf-8');
   service = await startTestService({
     SEARCH_ENGINES: 'bing',
     UPSTREAM_BING_URL: `${upstream.url}/bing`,
@@ -68,7 +75,7 @@ before(async () => {
   cases = fuzzCases(
     ENDPOINTS,
     {
-      urls: { pdf: `${upstream.url}/files/doc.pdf`, image: `${upstream.url}/files/img.png`, missing: `${upstream.url}/files/missing.pdf` },
+      urls: { pdf: `${upstream.url}/files/doc.pdf`, image: `${upstream.url}/files/img.png`, missing: `${upstream.url}/files/missing.pdf`, links: `${upstream.url}/hostile/links.html` },
       targetUserId: target.id,
       freeOperations: prices.filter((op) => !['search', 'pdf_page', 'image'].includes(op)),
       bodyLimitBytes: service.services.config.bodyLimitBytes,
@@ -131,7 +138,11 @@ function excusedBy(outcome: Outcome): string | undefined {
 test(`fuzz: ${COUNT} generated requests over every endpoint (seed ${SEED})`, { timeout: 15 * 60_000 }, async (t) => {
   const rssBefore = rssMb();
   const started = Date.now();
+  const watchdog = watchHealth(service.url);
   outcomes.push(...(await runPool(cases, CONCURRENCY, send)));
+  const health = await watchdog.stop();
+  figures.health_polls = health.polls;
+  figures.health_slowest_ms = health.slowestMs;
   figures.requests = outcomes.length;
   figures.endpoints = new Set(cases.map((c) => `${c.endpoint.method} ${c.endpoint.path}`)).size;
   figures.seconds = Math.round((Date.now() - started) / 1000);
@@ -158,6 +169,9 @@ test(`fuzz: ${COUNT} generated requests over every endpoint (seed ${SEED})`, { t
   figures.content_kinds = JSON.stringify(byContentKind);
 
   assert.equal(figures.endpoints, ENDPOINTS.length, 'every row of the table was fuzzed');
+  for (const feature of ['long-url', 'hostile-pattern', 'hostile-robots'] as const) assert.ok((featureCounts[feature] ?? 0) > 0, `some cases carry ${feature}`);
+  // Issue 33: whatever was sent, /health never waited over a second.
+  assertNoStall(health, 'the fuzz run');
   for (const method of FUZZ_METHODS) assert.ok(byMethod[method], `${method} was sent`);
   for (const kind of CONTENT_KINDS) assert.ok(byContentKind[kind], `a ${kind} body was sent`);
   const breaches = outcomes.filter((o) => o.violation);

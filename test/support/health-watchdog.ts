@@ -27,7 +27,10 @@ export interface WatchdogReport {
 }
 
 export interface HealthWatchdog {
-  /** Stops polling (after the poll in flight) and reports. */
+  /**
+   * Stops polling and reports, once `minPolls` polls are done: a quick request is still watched
+   * for a moment after its answer, when work it left behind could stall the loop.
+   */
   stop(): Promise<WatchdogReport>;
 }
 
@@ -35,18 +38,21 @@ export interface WatchdogOptions {
   intervalMs?: number;
   /** An answer (or a lateness) above this is a stall. */
   limitMs?: number;
+  /** The fewest polls before `stop` reports (default 3). */
+  minPolls?: number;
 }
 
 /** Starts polling `${baseUrl}/health`. */
 export function watchHealth(baseUrl: string, options: WatchdogOptions = {}): HealthWatchdog {
   const intervalMs = options.intervalMs ?? 200;
   const limitMs = options.limitMs ?? 1000;
+  const minPolls = options.minPolls ?? 3;
   const started = performance.now();
   const report: WatchdogReport = { polls: 0, slowestMs: 0, stalls: [] };
-  let running = true;
+  let stopping = false;
   const loop = (async () => {
     let due = performance.now();
-    while (running) {
+    while (!stopping || report.polls < minPolls) {
       const begin = performance.now();
       const late = begin - due;
       if (late > limitMs) report.stalls.push({ at: Math.round(due - started), ms: Math.round(late), kind: 'late poll' });
@@ -67,7 +73,7 @@ export function watchHealth(baseUrl: string, options: WatchdogOptions = {}): Hea
   })();
   return {
     async stop() {
-      running = false;
+      stopping = true;
       await loop;
       return report;
     },

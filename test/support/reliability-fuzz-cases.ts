@@ -38,7 +38,10 @@ export type Feature =
   | 'wrong-method'
   | 'bad-path-param'
   | 'no-token'
-  | 'bad-token';
+  | 'bad-token'
+  | 'long-url' // a URL over 8 KB (240,000 slashes among them), or exactly at the limit
+  | 'hostile-pattern' // crawl path patterns that backtrack exponentially on a backtracking engine
+  | 'hostile-robots'; // a crawl or map of the upstream, whose robots.txt is 500 KiB of `*`-laden rules
 
 /**
  * The methods any row may be sent: the table's own, and methods no row has that Node's parser and
@@ -64,8 +67,11 @@ export interface FuzzCase {
 }
 
 export interface FuzzContext {
-  /** Document URLs on the loopback upstream, by extension kind. */
-  urls: { pdf: string; image: string; missing: string };
+  /**
+   * Document URLs on the loopback upstream, by extension kind; `links` is a page of 1,000 long
+   * links, where crawls and maps start (the upstream's robots.txt is hostile).
+   */
+  urls: { pdf: string; image: string; missing: string; links: string };
   /** The user id admin path parameters name (never the fuzzing caller). */
   targetUserId: number;
   /** Operations whose price the admin fuzz may change: never those of the billed rows under test. */
@@ -128,8 +134,11 @@ const hostileValue: fc.Arbitrary<Fragment> = fc.oneof(
   { weight: 1, arbitrary: hugeString },
 );
 
+/** Rows that read the site's robots.txt and judge a page's links. */
+const SITE_ROWS = new Set(['/v1/crawl', '/v1/map']);
+
 function validUrl(context: FuzzContext, endpoint: Endpoint): fc.Arbitrary<string> {
-  const own = endpoint.path === '/v1/image' ? context.urls.image : context.urls.pdf;
+  const own = endpoint.path === '/v1/image' ? context.urls.image : SITE_ROWS.has(endpoint.path) ? context.urls.links : context.urls.pdf;
   return fc.constantFrom(
     own,
     own,
@@ -153,10 +162,29 @@ function validUrl(context: FuzzContext, endpoint: Endpoint): fc.Arbitrary<string
   );
 }
 
+/** URLs at and past the 8 KB limit (issue 33: 240,000 slashes held the server 41 s). */
+function longUrl(context: FuzzContext): fc.Arbitrary<Fragment> {
+  const origin = new URL(context.urls.pdf).origin;
+  return fc
+    .constantFrom(`${origin}/${'/'.repeat(240_000)}x`, `${context.urls.pdf}?${'a'.repeat(8200)}`, `${origin}/${'a'.repeat(8192 - origin.length - 1)}`, `${origin}/a${'/'.repeat(8000)}`)
+    .map((url) => json(url, ['long-url']));
+}
+
+/** Crawl path patterns (issue 33: each was accepted, and a link of 29 a's held the server 29 s). */
+const HOSTILE_PATTERNS = ['^/(a|a)*$', '^/a*a*a*a*a*a*a*a*b$', '^/(\\w|\\d)*$', '(x|x|x)*y', '(a+)+$', '(?=a)b', '(a)\\1', '[a-z]{1,100}[0-9]{1,100}x', '(?:a?){200}a{200}', '^/files/'];
+
+function pathPatterns(): fc.Arbitrary<Fragment> {
+  return fc.array(fc.constantFrom(...HOSTILE_PATTERNS), { minLength: 1, maxLength: 5 }).map((patterns) => json(patterns, ['hostile-pattern']));
+}
+
 /** A value the field's JSON Schema accepts (or nearly: strings at their length limits). */
 function validValue(name: string, schema: JsonSchema, context: FuzzContext, endpoint: Endpoint): fc.Arbitrary<Fragment> {
   if (Array.isArray(schema.enum)) return fc.constantFrom(...(schema.enum as unknown[])).map((v) => json(v));
-  if (schema.format === 'uri') return validUrl(context, endpoint).map((v) => json(v));
+  if (schema.format === 'uri') {
+    const features: Feature[] = SITE_ROWS.has(endpoint.path) ? ['hostile-robots'] : [];
+    return fc.oneof({ weight: 9, arbitrary: validUrl(context, endpoint).map((v) => json(v, features)) }, { weight: 1, arbitrary: longUrl(context) });
+  }
+  if (name === 'include_paths' || name === 'exclude_paths') return pathPatterns();
   if (schema.format === 'email') return fc.nat({ max: 1_000_000 }).map((n) => json(`fuzz${n}@example.com`));
   if (name === 'customer') return fc.constantFrom('cus_Fuzz1', 'cus_', 'cus_a b', 'CUS_x').map((v) => json(v));
   if (name === 'plan') return fc.constantFrom('starter', 'growth', 'pro', 'nope', 'STARTER').map((v) => json(v));
