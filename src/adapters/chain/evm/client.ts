@@ -98,6 +98,7 @@ export class EvmChainClient implements ChainClient {
   readonly #name: string;
   readonly #native: ChainAsset;
   readonly #adapters = new Map<string, Adapter<unknown[], unknown>>();
+  readonly #quantities = new Map<string, Adapter<unknown[], bigint>>();
   readonly #tolerant = new Map<string, Adapter<unknown[], RpcItem>>();
   readonly #batch: Adapter<RpcRequest[], RpcItem[]>;
   readonly #batchKeep: Adapter<RpcRequest[], RpcItem[]>;
@@ -140,6 +141,13 @@ export class EvmChainClient implements ChainClient {
 
   async #call(method: string, params: unknown[], context: CallContext): Promise<unknown> {
     return unwrap(await this.#send(this.#method(method), params, context), `${this.info.name} ${method}`);
+  }
+
+  /** A method whose result is a quantity, read in the adapter's parse: one above 256 bits is the call's `changed` verdict. */
+  async #quantity(method: string, params: unknown[], context: CallContext): Promise<bigint> {
+    let adapter = this.#quantities.get(method);
+    if (!adapter) this.#quantities.set(method, (adapter = rpcMethod<unknown[], bigint>(this.#name, method, (input) => input, (result) => quantity(result, method))));
+    return unwrap(await this.#send(adapter, params, context), `${this.info.name} ${method}`);
   }
 
   /** Many calls: batched when the node takes batches, else one by one; items in the calls' order. */
@@ -188,8 +196,8 @@ export class EvmChainClient implements ChainClient {
   // ---- for followers -------------------------------------------------------------------------
 
   async head(context: CallContext): Promise<number> {
-    const result = await this.#call('eth_blockNumber', [], context);
-    return this.#read('eth_blockNumber', () => smallQuantity(result, 'block number'));
+    const result = await this.#quantity('eth_blockNumber', [], context);
+    return this.#read('eth_blockNumber', () => safeNumber(result, 'block number'));
   }
 
   async block(number: number, context: CallContext): Promise<BlockRef | null> {
@@ -370,17 +378,17 @@ export class EvmChainClient implements ChainClient {
   async wallet(given: string, context: CallContext): Promise<WalletSummary> {
     const address = getAddress(given);
     const [balance, nonce, activity] = await Promise.all([
-      this.#call('eth_getBalance', [address, 'latest'], context),
-      this.#call('eth_getTransactionCount', [address, 'latest'], context),
+      this.#quantity('eth_getBalance', [address, 'latest'], context),
+      this.#quantity('eth_getTransactionCount', [address, 'latest'], context),
       this.#activity(address, context),
     ]);
     const tokens = await this.#tokenBalances(address, activity.contracts, context);
     return {
       chain: this.info.name,
       address,
-      native: { value: this.#read('eth_getBalance', () => quantity(balance, 'balance')).toString(), decimals: this.info.native.decimals, symbol: this.info.native.symbol },
+      native: { value: balance.toString(), decimals: this.info.native.decimals, symbol: this.info.native.symbol },
       tokens,
-      tx_count: this.#read('eth_getTransactionCount', () => smallQuantity(nonce, 'nonce')),
+      tx_count: this.#read('eth_getTransactionCount', () => safeNumber(nonce, 'nonce')),
       last_activity_at: activity.lastActivityAt,
     };
   }
@@ -603,6 +611,11 @@ export class EvmChainClient implements ChainClient {
     if (outcome.kind === 'unreachable' || outcome.kind === 'timeout' || outcome.kind === 'suspended') this.#identity = undefined;
     return outcome;
   }
+}
+
+function safeNumber(value: bigint, what: string): number {
+  if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw new Error(`${what} is too large`);
+  return Number(value);
 }
 
 function newestFirst(a: { block_number: number; position: number }, b: { block_number: number; position: number }): number {
