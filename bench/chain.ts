@@ -27,7 +27,7 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestService } from '../test/support/service.ts';
-import { evmNodeUnavailable, startEvmNode } from '../test/support/evm-node.ts';
+import { evmNodeUnavailable, HARDHAT_CHAIN_ID, startEvmNode } from '../test/support/evm-node.ts';
 
 const TRANSFERS = Number(process.env.BENCH_TRANSFERS ?? 200);
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 40);
@@ -90,6 +90,7 @@ const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
 const service = await startTestService({
   OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
   CHAIN_RPC_ETHEREUM: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+  CHAIN_ID_ETHEREUM: String(HARDHAT_CHAIN_ID),
   CHAIN_POLL_MS: POLL_MS,
 });
 

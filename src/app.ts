@@ -39,6 +39,8 @@ export interface StartOptions {
   warm?: boolean;
   /** Told what the start is doing (opening the database, migrating, starting each pool). */
   progress?: (message: string) => void;
+  /** Told what the start found that the operator should read (each EVM chain's chain id check); `progress` when not given. */
+  notice?: (message: string) => void;
   /** Told the owner account created on the first start of an empty database, before listening. */
   onOwner?(owner: { id: number; token: string; secret_key: string }): void;
 }
@@ -104,6 +106,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   let sweeper: NodeJS.Timeout | undefined;
   try {
     const progress = options.progress ?? (() => {});
+    const notice = options.notice ?? progress;
     progress(embedded ? `opening the database in ${config.dataDir} and applying migrations` : 'connecting to PostgreSQL and applying migrations');
     services = await createPlatformServices(config, { logger });
     const owner =
@@ -139,6 +142,22 @@ export async function startService(config: Config, options: StartOptions = {}): 
     // 503 until they are up, and a shutdown signal is honoured meanwhile.
     if (options.warm) {
       services.capabilities.warm(progress).catch((error: unknown) => server.app.log.error({ err: error }, 'starting the pools failed'));
+    }
+    // Each EVM chain's node is asked its chain id once listening, in the background: a node of
+    // another chain is named now, and never serves (docs/blockchain.md, "The chain id").
+    const chainRegistry = services.capabilities.chains();
+    if (chainRegistry.configured().some((name) => name !== 'bitcoin')) {
+      chainRegistry.checkChainIds().then(
+        (checks) => {
+          for (const check of checks) {
+            // A wrong chain id is logged by the client itself, with both ids.
+            if (check.kind === 'ok') server.app.log.info({ chain: check.chain }, check.message);
+            else if (check.kind === 'failed') server.app.log.warn({ chain: check.chain }, check.message);
+            notice(check.message);
+          }
+        },
+        (error: unknown) => server.app.log.error({ err: error }, 'checking the chain ids failed'),
+      );
     }
     const url = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1');
     // Jobs are taken once the server answers: a crawl resumed after a restart runs alongside requests.

@@ -47,7 +47,8 @@ async function serve(): Promise<void> {
         '',
       ].join('\n') + '\n',
     );
-  const service = await startService(config, { warm: true, progress, onOwner: showOwner });
+  const notice = (message: string) => process.stderr.write(`gleaner: ${message}\n`);
+  const service = await startService(config, { warm: true, progress, notice, onOwner: showOwner });
   service.server.app.log.info({ url: service.url, database: service.services.db.kind }, 'gleaner is serving');
   // Shutdown, on SIGTERM or SIGINT: first the drain (SHUTDOWN_DRAIN_MS; /ready says 503 so a
   // balancer stops sending new requests, which are still served until it notices), then the

@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Hash } from 'viem';
 import { admin, spawnServer, waitUntil, type ServerProcess } from '../support/processes.ts';
-import { evmNodeUnavailable, startEvmNode, type EvmNode } from '../support/evm-node.ts';
+import { evmNodeUnavailable, HARDHAT_CHAIN_ID, startEvmNode, type EvmNode } from '../support/evm-node.ts';
 
 const unavailable = evmNodeUnavailable();
 
@@ -38,6 +38,7 @@ test('SIGKILL of the server mid-stream: a restarted server delivers the rest, no
       DATA_DIR: dataDir,
       OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
       CHAIN_RPC_ETHEREUM: node.url,
+      CHAIN_ID_ETHEREUM: String(HARDHAT_CHAIN_ID),
       CHAIN_POLL_MS: '100',
       // A dead process's holds come back quickly.
       HOLD_TTL_SECONDS: '2',

@@ -10,7 +10,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getAddress, type Address, type Hash } from 'viem';
 import { startTestService, type TestService } from '../support/service.ts';
-import { evmNodeUnavailable, startEvmNode, type EvmNode } from '../support/evm-node.ts';
+import { evmNodeUnavailable, HARDHAT_CHAIN_ID, startEvmNode, type EvmNode } from '../support/evm-node.ts';
 import { waitUntil } from '../support/processes.ts';
 import { verifyWebhookSignature } from '../../src/webhooks/signature.ts';
 import { auditCredits } from '../../src/operations/index.ts';
@@ -59,6 +59,7 @@ before(async () => {
   service = await startTestService({
     OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
     CHAIN_RPC_ETHEREUM: node.url,
+    CHAIN_ID_ETHEREUM: String(HARDHAT_CHAIN_ID),
     CHAIN_POLL_MS: '100',
     WEBHOOK_RETRY_BASE_SECONDS: '1',
     ...(process.env.MONITOR_TEST_LOG ? { LOG_LEVEL: 'warn' } : {}),

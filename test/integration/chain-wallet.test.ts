@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { getAddress, type Address, type Hash } from 'viem';
 import { startTestService, type TestService } from '../support/service.ts';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
-import { evmNodeUnavailable, startEvmNode, TEST_TOKEN_ABI, type EvmNode } from '../support/evm-node.ts';
+import { evmNodeUnavailable, HARDHAT_CHAIN_ID, startEvmNode, TEST_TOKEN_ABI, type EvmNode } from '../support/evm-node.ts';
 
 const unavailable = evmNodeUnavailable();
 
@@ -67,6 +67,7 @@ describe('chain wallet and transactions (Hardhat node)', { skip: unavailable }, 
 
     service = await startTestService({
       CHAIN_RPC_ETHEREUM: node.url,
+      CHAIN_ID_ETHEREUM: String(HARDHAT_CHAIN_ID),
       CHAIN_RPC_BASE: failingRpc.url,
       CHAIN_TIMEOUT_MS: '10000',
       UPSTREAM_SUSPEND_MS: '0',
@@ -253,7 +254,7 @@ describe('chain wallet and transactions (Hardhat node)', { skip: unavailable }, 
       const answer = await fetch(node.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: hit.body });
       return { status: answer.status, headers: { 'content-type': 'application/json' }, body: await answer.text() };
     });
-    const single = await startTestService({ CHAIN_RPC_OPTIMISM: proxy.url, CHAIN_RPC_ETHEREUM: node.url });
+    const single = await startTestService({ CHAIN_RPC_OPTIMISM: proxy.url, CHAIN_ID_OPTIMISM: String(HARDHAT_CHAIN_ID), CHAIN_RPC_ETHEREUM: node.url, CHAIN_ID_ETHEREUM: String(HARDHAT_CHAIN_ID) });
     try {
       const user = await single.user({ blockchain: 100 });
       const keys = (response: { body: any }) => (response.body.response as Record<string, any>[]).map((t) => `${t.hash}:${t.asset.type}:${t.value}:${t.status}:${t.fee}`);
@@ -335,7 +336,7 @@ describe('chain wallet and transactions (Hardhat node)', { skip: unavailable }, 
         const rows = await indexRows(query.action!, query.address!, Number(query.endblock), Number(query.offset));
         return answer(rows.length > 0 ? { status: '1', message: 'OK', result: rows } : { status: '0', message: 'No transactions found', result: [] });
       });
-      indexed = await startTestService({ CHAIN_RPC_ETHEREUM: node.url, CHAIN_EXPLORER_URL: `${indexer.url}/v2/api`, CHAIN_EXPLORER_KEY: 'test-key' });
+      indexed = await startTestService({ CHAIN_RPC_ETHEREUM: node.url, CHAIN_ID_ETHEREUM: String(HARDHAT_CHAIN_ID), CHAIN_EXPLORER_URL: `${indexer.url}/v2/api`, CHAIN_EXPLORER_KEY: 'test-key' });
     });
 
     after(async () => {

@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 import type { Address, Hash } from 'viem';
 import { runGleaner, storageCliEnv } from '../support/cli.ts';
 import { startTestService, type TestService } from '../support/service.ts';
-import { evmNodeUnavailable, startEvmNode, type EvmNode } from '../support/evm-node.ts';
+import { evmNodeUnavailable, HARDHAT_CHAIN_ID, startEvmNode, type EvmNode } from '../support/evm-node.ts';
 import { waitUntil } from '../support/processes.ts';
 import { addressKey } from '../../src/monitors/matching.ts';
 import { MonitorStore } from '../../src/monitors/store.ts';
@@ -54,7 +54,7 @@ before(async () => {
   hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
   service = await startTestService({
     OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
-    ...(node ? { CHAIN_RPC_ETHEREUM: node.url } : {}),
+    ...(node ? { CHAIN_RPC_ETHEREUM: node.url, CHAIN_ID_ETHEREUM: String(HARDHAT_CHAIN_ID) } : {}),
     CHAIN_POLL_MS: '100',
     WEBHOOK_RETRY_BASE_SECONDS: '1',
     METRICS_TOKEN,

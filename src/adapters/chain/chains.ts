@@ -6,6 +6,8 @@
  * - Bitcoin over an Esplora-compatible REST API: `CHAIN_ESPLORA_BITCOIN`, its network from
  *   `CHAIN_BITCOIN_NETWORK` (mainnet, testnet, signet, regtest; default mainnet);
  * - `CHAIN_CONFIRMATIONS_<NAME>` (0..64) overrides a chain's default finality;
+ * - `CHAIN_ID_<NAME>` (EVM): the chain id its node must answer, when not the chain's own (a
+ *   private network, a local fork);
  * - `CHAIN_EXPLORER_URL` and `CHAIN_EXPLORER_KEY`: an optional Etherscan-v2-compatible indexer
  *   for EVM history (one API for every chain, told apart by `chainid`);
  * - `CHAIN_TIMEOUT_MS`, `CHAIN_HISTORY_BLOCKS`, `CHAIN_HISTORY_LOG_BLOCKS`, `CHAIN_LOG_RANGE`:
@@ -66,6 +68,12 @@ export interface ChainSettings extends ChainDefinition {
   confirmations: number;
   /** Bitcoin only: which network its addresses must belong to. */
   network?: BitcoinNetwork;
+  /**
+   * EVM only: the chain id its node must answer to `eth_chainId`: the chain's own, or
+   * `CHAIN_ID_<NAME>` for a private network or a local fork that keeps another id (Hardhat's
+   * and Anvil's 31337). A node answering another id serves nothing.
+   */
+  rpcChainId?: number;
 }
 
 export interface ExplorerSettings {
@@ -112,12 +120,15 @@ export function readChainSettings(env: EnvReader): ChainCapabilitySettings {
     if (confirmations !== undefined && confirmations > MAX_CONFIRMATIONS) {
       throw new ConfigError(`${confirmationsVariable} must be between 0 and ${MAX_CONFIRMATIONS} (got "${confirmations}").`, confirmationsVariable);
     }
+    const chainIdVariable = `CHAIN_ID_${envName(name)}`;
+    const rpcChainId = definition.kind === 'evm' ? env.positiveInteger(chainIdVariable) : undefined;
+    if (definition.kind !== 'evm' && env.text(chainIdVariable) !== undefined) throw new ConfigError(`${chainIdVariable} is for EVM chains only.`, chainIdVariable);
     if (url === undefined) continue;
     chains[name] = {
       ...definition,
       url,
       confirmations: confirmations ?? definition.confirmations,
-      ...(definition.kind === 'bitcoin' ? { network } : {}),
+      ...(definition.kind === 'bitcoin' ? { network } : { rpcChainId: rpcChainId ?? definition.chainId! }),
     };
   }
   const explorerUrl = env.url('CHAIN_EXPLORER_URL');

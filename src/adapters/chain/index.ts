@@ -12,11 +12,12 @@ import { storedSecret } from '../x/secret.ts';
 import { BitcoinChainClient } from './bitcoin/client.ts';
 import { CHAIN_NAMES, isChainName, readChainSettings, type ChainCapabilitySettings, type ChainName } from './chains.ts';
 import type { ChainClient } from './client.ts';
-import { EvmChainClient } from './evm/client.ts';
+import { EvmChainClient, type ChainIdCheck } from './evm/client.ts';
 
 export { CHAINS, CHAIN_NAMES, MAX_CONFIRMATIONS, isChainName, readChainSettings } from './chains.ts';
 export type { BitcoinNetwork, ChainCapabilitySettings, ChainDefinition, ChainName, ChainSettings } from './chains.ts';
 export { ChainCallError, MAX_BLOCK_SPAN } from './client.ts';
+export { CHAIN_ID_RETRY_MS, CHAIN_ID_TTL_MS, wrongChainReason, type ChainIdCheck } from './evm/client.ts';
 export type { BlocksRead, ChainClient, HistoryCursor, TransactionsPage, TransactionsQuery, TransferAssetFilter, TransferDirection, WalletSummary, WalletToken } from './client.ts';
 export { normalizeAddress } from './addresses.ts';
 export type { BlockRef, BlockTransfer, ChainAsset, ChainKind, Transfer } from './types.ts';
@@ -71,6 +72,25 @@ export class ChainRegistry {
         : new BitcoinChainClient(this.#runtime, info, { timeoutMs: this.settings.timeoutMs });
     this.#clients.set(name, client);
     return client;
+  }
+
+  /**
+   * Checks the chain id of every configured EVM chain's node now (at start): one line per chain
+   * for the operator. A node of another chain leaves its chain unavailable (each call answers a
+   * 502) until it answers the right id; one that cannot be asked is asked again before its first call.
+   */
+  async checkChainIds(): Promise<{ chain: ChainName; kind: ChainIdCheck['kind']; message: string }[]> {
+    const evm = this.configured().filter((name) => this.settings.chains[name]!.kind === 'evm');
+    return Promise.all(
+      evm.map(async (name) => {
+        const variable = `CHAIN_RPC_${name.toUpperCase()}`;
+        const check = await (this.client(name) as EvmChainClient).checkChainId();
+        if (check.kind === 'ok') return { chain: name, kind: check.kind, message: `chain ${name}: ${variable} answers chain id ${check.got}, as expected` };
+        if (check.kind === 'wrong_chain') return { chain: name, kind: check.kind, message: `chain ${name}: ${check.reason} (${variable}): ${name} is unavailable (502) until its node answers chain id ${check.expected}` };
+        const why = 'reason' in check.outcome ? `${check.outcome.kind}: ${check.outcome.reason}` : check.outcome.kind;
+        return { chain: name, kind: check.kind, message: `chain ${name}: the chain id could not be checked (${why}); it is checked before the first call` };
+      }),
+    );
   }
 
   /** The configured chains, in the registry's order. */

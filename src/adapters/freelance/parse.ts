@@ -6,9 +6,16 @@
  * (a 502), never an answer full of nulls.
  */
 import { headerValue, jsonOrUndefined } from '../kit/decode.ts';
+import { firstItems, MAX_NESTED_ITEMS, MAX_PAGE_ITEMS } from '../kit/limits.ts';
 import { isObject, isoFromEpochSeconds, mapReadable, ShapeError, type Json } from '../kit/parse.ts';
 import type { ParseOutcome, UpstreamResponse } from '../kit/types.ts';
 import { PROJECT_TYPES, type Budget, type Job, type ProjectDetail, type ProjectItem, type ProjectOwner, type ProjectType, type SearchPage } from './types.ts';
+
+/**
+ * Skills kept from the catalogue: Freelancer's holds about 3,000; the cap only bounds what a
+ * broken answer costs to read and to keep.
+ */
+export const MAX_SKILL_CATALOGUE = 20_000;
 
 /** Where project links point: the public site, whichever host served the API. */
 export const FREELANCER_ORIGIN = 'https://www.freelancer.com';
@@ -105,7 +112,7 @@ function skillsOf(data: Json, where: string): string[] {
   const jobs = data.jobs;
   if (jobs === undefined || jobs === null) return [];
   if (!Array.isArray(jobs)) throw new ShapeError(`${where}.jobs is not an array`);
-  return jobs.map((job, index) => {
+  return firstItems(jobs, MAX_NESTED_ITEMS).map((job, index) => {
     if (!isObject(job) || typeof job.name !== 'string') throw new ShapeError(`${where}.jobs[${index}] has no name`);
     return job.name;
   });
@@ -118,21 +125,29 @@ function countryOf(user: Json | undefined, where: string): string | null {
   return country ? optionalText(country, 'name', `${where}.location.country`) : null;
 }
 
-/** The `users` map of a result (keyed by id), checked; absent is an empty map. */
-function usersOf(result: Json): Map<number, Json> {
+/** The users of a result (its `users` map, keyed by id), read one by one as the projects kept name their owners. */
+interface Users {
+  get(id: number): Json | undefined;
+}
+
+/** The `users` map of a result, checked as an object; absent is empty. Only the owners asked for are read. */
+function usersOf(result: Json): Users {
   const users = result.users;
-  const map = new Map<number, Json>();
-  if (users === undefined || users === null) return map;
+  if (users === undefined || users === null) return { get: () => undefined };
   if (!isObject(users)) throw new ShapeError('result.users is not an object');
-  for (const [key, user] of Object.entries(users)) {
-    if (!isObject(user)) throw new ShapeError(`result.users.${key} is not an object`);
-    map.set(Number(key), user);
-  }
-  return map;
+  return {
+    get(id) {
+      const key = String(id);
+      if (!Object.hasOwn(users, key)) return undefined;
+      const user = users[key];
+      if (!isObject(user)) throw new ShapeError(`result.users.${key} is not an object`);
+      return user;
+    },
+  };
 }
 
 /** A project of a result, mapped; `id` and `title` are what every layout has, so their absence is a change. */
-function projectItem(data: unknown, users: Map<number, Json>, where: string): ProjectItem {
+function projectItem(data: unknown, users: Users, where: string): ProjectItem {
   if (!isObject(data)) throw new ShapeError(`${where} is not an object`);
   const id = data.id;
   if (typeof id !== 'number' || !Number.isSafeInteger(id)) throw new ShapeError(`${where}.id is not an integer`);
@@ -162,13 +177,17 @@ function projectsOf(result: unknown): { projects: unknown[]; result: Json } {
   return { projects: result.projects, result };
 }
 
-/** `/projects/0.1/projects/active/`: one page of matches (an empty page is a page, not an error). */
-export function parseSearch(response: UpstreamResponse): ParseOutcome<SearchPage> {
+/**
+ * `/projects/0.1/projects/active/`: one page of matches (an empty page is a page, not an error),
+ * at most `limit` projects (the page asked for): an API answering more is cut before the
+ * projects are read (issue 33: 60,000 projects once came back whole).
+ */
+export function parseSearch(response: UpstreamResponse, limit: number = MAX_PAGE_ITEMS): ParseOutcome<SearchPage> {
   return mapResult(response, (raw) => {
     const { projects, result } = projectsOf(raw);
     const users = usersOf(result);
     const total = optionalNumber(result, 'total_count', 'result');
-    const items = projects.map((project, index) => projectItem(project, users, `result.projects[${index}]`));
+    const items = firstItems(projects, Math.min(limit, MAX_PAGE_ITEMS)).map((project, index) => projectItem(project, users, `result.projects[${index}]`));
     return { kind: 'ok', value: { projects: items, total } };
   });
 }
@@ -191,7 +210,7 @@ function hourlyOf(data: Json, type: ProjectType | null, where: string): ProjectD
   return { hours: optionalNumber(commitment, 'hours', at), interval: optionalText(commitment, 'interval', at) };
 }
 
-function ownerOf(ownerId: number | null, users: Map<number, Json>): ProjectOwner | null {
+function ownerOf(ownerId: number | null, users: Users): ProjectOwner | null {
   if (ownerId === null) return null;
   const user = users.get(ownerId);
   const where = `result.users.${ownerId}`;
@@ -247,7 +266,7 @@ export function parseProject(response: UpstreamResponse): ParseOutcome<ProjectDe
 export function parseJobs(response: UpstreamResponse): ParseOutcome<Job[]> {
   return mapResult(response, (result) => {
     if (!Array.isArray(result)) throw new ShapeError('result is not an array of jobs');
-    const jobs = result.map((job, index): Job => {
+    const jobs = firstItems(result, MAX_SKILL_CATALOGUE).map((job, index): Job => {
       const where = `result[${index}]`;
       if (!isObject(job) || typeof job.id !== 'number' || typeof job.name !== 'string') throw new ShapeError(`${where} is not a job with an id and a name`);
       return { id: job.id, name: job.name, seoUrl: optionalText(job, 'seo_url', where) };

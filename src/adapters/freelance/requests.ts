@@ -46,7 +46,7 @@ export const searchAdapter: Adapter<SearchParams, SearchPage> = {
   operation: 'projects_active',
   baseUrl: 'https://www.freelancer.com',
   buildRequest: (p, { baseUrl }) => apiGet(baseUrl, 'projects/active/', searchQuery(p)),
-  parse: (response) => parseSearch(response),
+  parse: (response, p) => parseSearch(response, p.limit),
 };
 
 /**

@@ -7,6 +7,7 @@
 import { jsonOrUndefined } from '../kit/decode.ts';
 import { pathOf } from '../kit/request.ts';
 import { headerValue } from '../kit/decode.ts';
+import { firstItems, MAX_PAGE_ITEMS } from '../kit/limits.ts';
 import { isObject, isoFromEpochSeconds, mapReadable, ShapeError, type Json } from '../kit/parse.ts';
 import type { ParseOutcome, UpstreamResponse } from '../kit/types.ts';
 import type { CommentLocation, ForumComment, ForumCommentAnswer, ForumPost, ForumThread, ForumUser, PostPage } from './types.ts';
@@ -89,12 +90,15 @@ interface Listing {
   before: string | null;
 }
 
-/** `{kind: "Listing", data: {children, after, before}}`, checked. */
-export function asListing(value: unknown, where = 'listing'): Listing {
+/**
+ * `{kind: "Listing", data: {children, after, before}}`, checked; at most `cap` children are
+ * read (a page of posts is 100 at most; a longer answer is cut before it is read, issue 33).
+ */
+export function asListing(value: unknown, where = 'listing', cap: number = MAX_PAGE_ITEMS): Listing {
   if (!isObject(value) || value.kind !== 'Listing' || !isObject(value.data)) throw new ShapeError(`${where} is not a Listing`);
   const { children, after, before } = value.data;
   if (!Array.isArray(children)) throw new ShapeError(`${where}.children is not an array`);
-  const things = children.map((child, index) => {
+  const things = firstItems(children, cap).map((child, index) => {
     if (!isObject(child) || typeof child.kind !== 'string' || !isObject(child.data)) throw new ShapeError(`${where}.children[${index}] is not a thing`);
     return { kind: child.kind, data: child.data };
   });
@@ -141,7 +145,14 @@ export function mapPostPage(value: unknown): PostPage {
 interface TreeContext {
   /** The post's permalink (absolute, ending with `/`), when the tree came with its post. */
   postPermalink?: string;
+  /** Comments the tree may still hold (MAX_THREAD_COMMENTS in all), shared by its every level. */
+  budget?: { left: number };
 }
+
+/** Comments one answer's tree holds at most: Reddit sends 500 at the most (its `limit`). */
+export const MAX_THREAD_COMMENTS = 500;
+/** Levels of replies read: Reddit nests 10 by default; deeper levels of a hostile answer are not walked. */
+export const MAX_COMMENT_DEPTH = 50;
 
 /** A comment tree walked: comments with their nesting, and the ids left in `more` stubs. */
 export interface CommentTree {
@@ -154,14 +165,19 @@ export interface CommentTree {
  * stubs anywhere in the tree add the ids they hold to `moreCount` ("continue this thread" stubs
  * hold none). Deleted and removed comments stay, with author and body as Reddit gives them.
  */
-export function mapCommentTree(value: unknown, context: TreeContext = {}, depth = 0): CommentTree {
-  const listing = asListing(value, 'comments');
+export function mapCommentTree(value: unknown, given: TreeContext = {}, depth = 0): CommentTree {
+  const context = given.budget ? given : { ...given, budget: { left: MAX_THREAD_COMMENTS } };
+  const budget = context.budget!;
+  const listing = asListing(value, 'comments', Math.max(0, budget.left) + 1);
   const comments: ForumComment[] = [];
   let moreCount = 0;
   for (const child of listing.children) {
     if (child.kind === 'more') {
       moreCount += moreIds(child.data);
     } else if (child.kind === 't1') {
+      // The tree is full: the rest of a longer answer is left out (issue 33).
+      if (budget.left <= 0) continue;
+      budget.left -= 1;
       const mapped = mapComment(child.data, context, depth);
       comments.push(mapped.comment);
       moreCount += mapped.moreCount;
@@ -182,7 +198,8 @@ export function mapComment(data: Json, context: TreeContext = {}, depth = 0): { 
   const where = 't1';
   const id = text(data, 'id', where);
   // `replies` is "" for a comment without replies, else a Listing.
-  const replies = data.replies === '' || data.replies === undefined || data.replies === null ? { comments: [], moreCount: 0 } : mapCommentTree(data.replies, context, depth + 1);
+  const none = data.replies === '' || data.replies === undefined || data.replies === null || depth >= MAX_COMMENT_DEPTH;
+  const replies = none ? { comments: [], moreCount: 0 } : mapCommentTree(data.replies, context, depth + 1);
   return {
     comment: {
       id,
@@ -250,7 +267,7 @@ export function mapCommentContext(value: unknown, commentId: string): ParseOutco
   if (!first) return { kind: 'not_found', reason: 'the context has no post' };
   if (first.kind !== 't3') throw new ShapeError(`the context's first thing is a ${first.kind}`);
   const post = mapPost(first.data);
-  const comments = asListing(value[1], 'context comments');
+  const comments = asListing(value[1], 'context comments', MAX_THREAD_COMMENTS);
   const target = comments.children.find((child) => child.kind === 't1' && child.data.id === commentId);
   if (!target) return { kind: 'not_found', reason: 'the comment is not in the thread' };
   const { comment } = mapComment(target.data, { postPermalink: withSlash(post.permalink) }, 0);

@@ -3,6 +3,7 @@
  * newer view models with their entity mutations), survives missing fields, and answers `changed`
  * for a document it cannot place, never a value full of nulls.
  */
+import { CappedList, firstItems, MAX_NESTED_ITEMS, MAX_PAGE_ITEMS } from '../kit/limits.ts';
 import type { ParseOutcome, UpstreamResponse } from '../kit/types.ts';
 import {
   arrayAt,
@@ -44,6 +45,11 @@ import type {
 } from './types.ts';
 
 type Outcome<T> = ParseOutcome<T>;
+
+/** Chapters kept from a watch page or a description: more than any real video marks (YouTube's editor allows about 100). */
+export const MAX_CHAPTERS = 500;
+/** Transcript lines kept: a 24-hour stream captioned every 2 seconds. */
+export const MAX_TRANSCRIPT_SEGMENTS = 50_000;
 const changed = (reason: string): Outcome<never> => ({ kind: 'changed', reason });
 
 /** Runs `read` on the answer's JSON document, or answers what replaced the document. */
@@ -91,7 +97,7 @@ export function isoDate(value: string | undefined): string | null {
 
 function captionTracks(json: Json): CaptionTrack[] {
   const list = objectAt(json, 'captions', 'playerCaptionsTracklistRenderer');
-  const tracks = arrayAt(list, 'captionTracks');
+  const tracks = firstItems(arrayAt(list, 'captionTracks'), MAX_NESTED_ITEMS);
   const defaults = new Set(arrayAt(list, 'audioTracks').map((audio) => (isObject(audio) && typeof audio.defaultCaptionTrackIndex === 'number' ? audio.defaultCaptionTrackIndex : -1)));
   const found: CaptionTrack[] = [];
   tracks.forEach((track, index) => {
@@ -114,7 +120,8 @@ function captionTracks(json: Json): CaptionTrack[] {
 
 /** The player's thumbnail list (all sizes, as sent); the standard one when the player lists none. */
 function playerThumbnails(details: Json | undefined, micro: Json | undefined, id: string): Thumbnail[] {
-  const listed = [...arrayAt(details, 'thumbnail', 'thumbnails'), ...(arrayAt(details, 'thumbnail', 'thumbnails').length === 0 ? arrayAt(micro, 'thumbnail', 'thumbnails') : [])];
+  const fromDetails = arrayAt(details, 'thumbnail', 'thumbnails');
+  const listed = firstItems(fromDetails.length > 0 ? fromDetails : arrayAt(micro, 'thumbnail', 'thumbnails'), MAX_NESTED_ITEMS);
   const found: Thumbnail[] = [];
   for (const entry of listed) {
     const url = stringAt(entry, 'url');
@@ -140,7 +147,7 @@ export function chaptersFromDescription(description: string): Chapter[] {
     if (start === null || title.trim() === '') continue;
     chapters.push({ title: title.trim(), start_seconds: start });
   }
-  if (chapters.length < 3 || chapters[0].start_seconds !== 0) return [];
+  if (chapters.length < 3 || chapters[0].start_seconds !== 0 || chapters.length > MAX_CHAPTERS) return [];
   for (let i = 1; i < chapters.length; i += 1) if (chapters[i].start_seconds <= chapters[i - 1].start_seconds) return [];
   return chapters;
 }
@@ -165,7 +172,7 @@ export function readPlayer(json: Json, videoId: string): Outcome<PlayerInfo> {
       description: stringAt(details, 'shortDescription') ?? textOf(objectAt(micro, 'description')) ?? '',
       duration_seconds: rawInteger(stringAt(details, 'lengthSeconds') ?? stringAt(micro, 'lengthSeconds')),
       view_count: rawInteger(stringAt(details, 'viewCount') ?? stringAt(micro, 'viewCount')),
-      keywords: arrayAt(details, 'keywords').filter((k): k is string => typeof k === 'string'),
+      keywords: firstItems(arrayAt(details, 'keywords'), MAX_NESTED_ITEMS).filter((k): k is string => typeof k === 'string'),
       category: stringAt(micro, 'category') ?? null,
       published_at: isoDate(stringAt(micro, 'publishDate') ?? stringAt(micro, 'uploadDate')),
       is_live: details?.isLive === true || liveDetails?.isLiveNow === true,
@@ -242,7 +249,7 @@ function commentCount(json: Json): number | null {
 /** Chapters the watch page marks: the player bar's `chapterRenderer`s, else a chapters panel's markers. */
 function chaptersOfNext(json: Json): Chapter[] {
   const fromBar: Chapter[] = [];
-  for (const chapter of findAll(objectAt(json, 'playerOverlays'), 'chapterRenderer')) {
+  for (const chapter of firstItems(findAll(objectAt(json, 'playerOverlays'), 'chapterRenderer'), MAX_CHAPTERS)) {
     const title = textOf(objectAt(chapter, 'title'));
     const start = rawInteger(chapter.timeRangeStartMillis);
     if (title !== undefined && start !== null) fromBar.push({ title, start_seconds: Math.floor(start / 1000) });
@@ -253,7 +260,7 @@ function chaptersOfNext(json: Json): Chapter[] {
     // Only a chapters panel (the uploader's, or YouTube's own chapters): "key moments" are not chapters.
     if (!/chapters/.test(identifier)) continue;
     const chapters: Chapter[] = [];
-    for (const item of findAll(panel, 'macroMarkersListItemRenderer')) {
+    for (const item of firstItems(findAll(panel, 'macroMarkersListItemRenderer'), MAX_CHAPTERS)) {
       const title = textOf(objectAt(item, 'title'));
       const start = rawInteger(objectAt(item, 'onTap', 'watchEndpoint')?.startTimeSeconds) ?? clockSeconds(textOf(objectAt(item, 'timeDescription')));
       if (title !== undefined && start !== null) chapters.push({ title, start_seconds: start });
@@ -297,6 +304,7 @@ function json3Segments(json: Json): TranscriptSegment[] | null {
   if (!Array.isArray(json.events)) return null;
   const segments: TranscriptSegment[] = [];
   for (const event of json.events) {
+    if (segments.length >= MAX_TRANSCRIPT_SEGMENTS) break;
     if (!isObject(event) || !Array.isArray(event.segs)) continue;
     const text = cleanText(event.segs.map((seg) => (isObject(seg) && typeof seg.utf8 === 'string' ? seg.utf8 : '')).join(''));
     const start = typeof event.tStartMs === 'number' ? event.tStartMs : null;
@@ -312,6 +320,7 @@ function xmlSegments(body: string): TranscriptSegment[] | null {
   let matched = false;
   for (const match of body.matchAll(/<text\b([^>]*)>([\s\S]*?)<\/text>/g)) {
     matched = true;
+    if (segments.length >= MAX_TRANSCRIPT_SEGMENTS) break;
     const start = Number(/\bstart="([\d.]+)"/.exec(match[1])?.[1]);
     const duration = Number(/\bdur="([\d.]+)"/.exec(match[1])?.[1] ?? 0);
     const text = cleanText(decodeEntities(decodeEntities(match[2].replace(/<[^>]+>/g, ''))));
@@ -319,6 +328,7 @@ function xmlSegments(body: string): TranscriptSegment[] | null {
   }
   for (const match of body.matchAll(/<p\b([^>]*)>([\s\S]*?)<\/p>/g)) {
     matched = true;
+    if (segments.length >= MAX_TRANSCRIPT_SEGMENTS) break;
     const start = Number(/\bt="(\d+)"/.exec(match[1])?.[1]);
     const duration = Number(/\bd="(\d+)"/.exec(match[1])?.[1] ?? 0);
     const text = cleanText(decodeEntities(match[2].replace(/<[^>]+>/g, '')));
@@ -495,46 +505,57 @@ const NOT_RESULTS = new Set([
   'showingResultsForRenderer', 'includingResultsForRenderer', 'infoPanelContainerRenderer', 'channelVideoPlayerRenderer', 'sectionHeaderViewModel',
 ]);
 
-/** Reads result items in document order; `unknown` counts items of a kind we do not know. */
-function readItems(items: unknown[]): { results: SearchItem[]; unknown: string[] } {
-  const results: SearchItem[] = [];
-  const unknown: string[] = [];
+/** What one page's walk collects: the items kept (up to the cap), how many known items it read, the kinds it did not know. */
+interface ItemWalk<T extends SearchItem> {
+  keep: (item: SearchItem) => item is T;
+  results: CappedList<T>;
+  known: number;
+  unknown: Set<string>;
+}
+
+/**
+ * Reads result items in document order into `walk.results` (those `keep` accepts) until it is
+ * full: what is left of a longer answer is not read (issue 33). Kinds we do not know are noted,
+ * except inside a shelf (`countUnknown` false).
+ */
+function readItems<T extends SearchItem>(items: unknown[], walk: ItemWalk<T>, countUnknown = true): void {
   for (const entry of items) {
+    if (walk.results.full) return;
     if (!isObject(entry)) continue;
     const [kind, value] = Object.entries(entry)[0] ?? [];
     if (!kind || !isObject(value)) continue;
     let item: SearchItem | null = null;
     if (kind === 'itemSectionRenderer') {
-      const inner = readItems(arrayAt(value, 'contents'));
-      results.push(...inner.results);
-      unknown.push(...inner.unknown);
+      readItems(arrayAt(value, 'contents'), walk, countUnknown);
       continue;
     }
     if (kind === 'richItemRenderer' || kind === 'richSectionRenderer') {
-      const inner = readItems([objectAt(value, 'content') ?? {}]);
-      results.push(...inner.results);
-      unknown.push(...inner.unknown);
+      readItems([objectAt(value, 'content') ?? {}], walk, countUnknown);
       continue;
     }
     if (kind === 'shelfRenderer') {
-      const inner = readItems([...arrayAt(value, 'content', 'verticalListRenderer', 'items'), ...arrayAt(value, 'content', 'expandedShelfContentsRenderer', 'items')]);
-      results.push(...inner.results);
+      readItems(arrayAt(value, 'content', 'verticalListRenderer', 'items'), walk, false);
+      readItems(arrayAt(value, 'content', 'expandedShelfContentsRenderer', 'items'), walk, false);
       continue;
     }
     if (kind === 'videoRenderer' || kind === 'gridVideoRenderer') item = videoFromRenderer(value);
     else if (kind === 'lockupViewModel') item = itemFromLockup(value);
     else if (kind === 'channelRenderer') item = channelFromRenderer(value);
     else if (kind === 'playlistRenderer') item = playlistFromRenderer(value);
-    else if (!NOT_RESULTS.has(kind)) unknown.push(kind);
-    if (item) results.push(item);
+    else if (!NOT_RESULTS.has(kind) && countUnknown) walk.unknown.add(kind);
+    if (item) {
+      walk.known += 1;
+      if (walk.keep(item)) walk.results.add(item);
+    }
   }
-  return { results, unknown };
 }
 
+/** One page of items, at most MAX_PAGE_ITEMS (YouTube's own pages hold 20 to 30). */
 function itemPage<T extends SearchItem>(items: unknown[], keep: (item: SearchItem) => item is T, container: unknown): Outcome<ItemPage<T>> {
-  const { results, unknown } = readItems(items);
-  if (results.length === 0 && unknown.length > 0) return changed(`no known result among ${[...new Set(unknown)].join(', ')}`);
-  return { kind: 'ok', value: { items: results.filter(keep), continuation: continuationToken(container) } };
+  const walk: ItemWalk<T> = { keep, results: new CappedList<T>(MAX_PAGE_ITEMS), known: 0, unknown: new Set() };
+  readItems(items, walk);
+  if (walk.known === 0 && walk.unknown.size > 0) return changed(`no known result among ${[...walk.unknown].join(', ')}`);
+  return { kind: 'ok', value: { items: walk.results.items, continuation: continuationToken(container) } };
 }
 
 const anyItem = (_item: SearchItem): _item is SearchItem => true;
@@ -711,6 +732,9 @@ export function readComments(json: Json): Outcome<CommentPage> {
   let next: string | null = null;
   for (const item of continuation.items) {
     const thread = objectAt(item, 'commentThreadRenderer');
+    // A full page reads no more comments (issue 33), but still finds the continuation, which comes last.
+    const full = comments.length >= MAX_PAGE_ITEMS;
+    if (thread && full) continue;
     if (thread) {
       const model = objectAt(thread, 'commentViewModel', 'commentViewModel');
       const renderer = objectAt(thread, 'comment', 'commentRenderer');
@@ -720,6 +744,7 @@ export function readComments(json: Json): Outcome<CommentPage> {
       continue;
     }
     const loose = objectAt(item, 'commentViewModel') ?? objectAt(item, 'commentRenderer');
+    if (loose && full) continue;
     if (loose) {
       const comment = 'commentKey' in loose ? commentFromViewModel(loose, entities) : commentFromRenderer(loose);
       if (comment) comments.push(comment);

@@ -10,6 +10,7 @@
  */
 import { jsonOrUndefined } from '../kit/decode.ts';
 import { headerValue } from '../kit/decode.ts';
+import { firstItems, MAX_NESTED_ITEMS } from '../kit/limits.ts';
 import type { ParseOutcome, UpstreamResponse } from '../kit/types.ts';
 import type { MicroblogUser, PostItem, PostMedia } from './types.ts';
 
@@ -89,7 +90,7 @@ const MEDIA_TYPES = new Set(['photo', 'video', 'animated_gif']);
 /** `extended_entities.media` in upstream order (the embed source's `mediaDetails` has the same shape). */
 export function mediaItems(media: unknown): PostMedia[] {
   if (!Array.isArray(media)) return [];
-  return media.flatMap((item): PostMedia[] => {
+  return firstItems(media, MAX_NESTED_ITEMS).flatMap((item): PostMedia[] => {
     if (!isRecord(item) || !MEDIA_TYPES.has(item.type) || typeof item.media_url_https !== 'string') return [];
     return [{ type: item.type, image_url: item.media_url_https, video_url: item.type === 'photo' ? null : bestMp4(item.video_info?.variants) }];
   });

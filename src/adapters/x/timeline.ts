@@ -8,6 +8,7 @@
  * - the `cursor-top` / `cursor-bottom` entries give the cursors, also when X sends them again
  *   inside a `TimelineReplaceEntry` (the replacement wins).
  */
+import { CappedList, MAX_PAGE_ITEMS } from '../kit/limits.ts';
 import type { ParseOutcome, UpstreamResponse } from '../kit/types.ts';
 import { graphqlData, isRecord, mapTweet } from './parse.ts';
 import type { PostItem, TimelinePage } from './types.ts';
@@ -37,11 +38,12 @@ function postOf(itemContent: unknown): PostItem | null {
 
 /** Reads the instructions of one timeline page. */
 export function readTimeline(instructions: unknown): TimelinePage {
-  const pinned: PostItem[] = [];
-  const posts: PostItem[] = [];
+  // A page holds 20 posts or so; a longer answer is not mapped past MAX_PAGE_ITEMS (issue 33), but its cursors, which come last, are still read.
+  const pinned = new CappedList<PostItem>(MAX_PAGE_ITEMS);
+  const posts = new CappedList<PostItem>(MAX_PAGE_ITEMS);
   const cursors: TimelinePage['cursors'] = { top: null, bottom: null };
 
-  const readEntry = (entry: unknown, into: PostItem[]) => {
+  const readEntry = (entry: unknown, into: CappedList<PostItem>) => {
     if (!isRecord(entry) || !isRecord(entry.content)) return;
     const { entryId, content } = entry;
     if (isPromoted(entryId, content)) return;
@@ -50,16 +52,18 @@ export function readTimeline(instructions: unknown): TimelinePage {
       cursors[cursor.direction] = cursor.value;
       return;
     }
+    if (into.full) return;
     if (Array.isArray(content.items)) {
       for (const moduleItem of content.items) {
+        if (into.full) return;
         if (!isRecord(moduleItem) || isPromoted(moduleItem.entryId, moduleItem.item)) continue;
         const post = postOf(moduleItem.item?.itemContent);
-        if (post) into.push(post);
+        if (post) into.add(post);
       }
       return;
     }
     const post = postOf(content.itemContent);
-    if (post) into.push(post);
+    if (post) into.add(post);
   };
 
   for (const instruction of Array.isArray(instructions) ? instructions : []) {
@@ -73,7 +77,7 @@ export function readTimeline(instructions: unknown): TimelinePage {
     }
   }
   const seen = new Set<string>();
-  const ordered = [...pinned, ...posts].filter((post) => !seen.has(post.id) && seen.add(post.id));
+  const ordered = [...pinned.items, ...posts.items].filter((post) => !seen.has(post.id) && seen.add(post.id)).slice(0, MAX_PAGE_ITEMS);
   return { posts: ordered, cursors };
 }
 

@@ -14,12 +14,20 @@
  */
 import type { Adapter, ParseOutcome, UpstreamResponse } from '../../kit/types.ts';
 import { jsonOrUndefined } from '../../kit/decode.ts';
+import { firstItems, uint256FromDecimal } from '../../kit/limits.ts';
 import { buildUrl } from '../../kit/request.ts';
 import type { BlockRef } from '../types.ts';
 import { blockTime } from '../time.ts';
 
 /** Transactions per page of Esplora's block and address listings. */
 export const ESPLORA_PAGE = 25;
+/**
+ * Most inputs, or outputs, one transaction may have: a block's 4 million weight units hold about
+ * 24,000 inputs or 32,000 outputs at the smallest; more is no Bitcoin transaction.
+ */
+export const MAX_TX_PARTS = 50_000;
+/** Most transactions a block may hold (about 24,000 fit in 4 million weight units). */
+export const MAX_BLOCK_TRANSACTIONS = 100_000;
 
 export interface EsploraInput {
   /** Null for a coinbase input, which spends nothing. */
@@ -75,10 +83,18 @@ function whole(value: unknown, what: string): number {
   return value;
 }
 
+/** An amount in satoshis: a JSON number, or digits (at most 256 bits, counted before they are converted). */
 function satoshis(value: unknown, what: string): bigint {
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return BigInt(value);
-  if (typeof value === 'string' && /^\d+$/.test(value)) return BigInt(value);
+  if (typeof value === 'string') return uint256FromDecimal(value, what);
   throw new Error(`${what} is not an amount`);
+}
+
+/** A block's transaction count: the pages of its listing are read from it, so an absurd one is `changed`. */
+function blockTxCount(value: unknown): number {
+  const count = whole(value, 'tx_count');
+  if (count > MAX_BLOCK_TRANSACTIONS) throw new Error(`a block of ${count} transactions (at most ${MAX_BLOCK_TRANSACTIONS})`);
+  return count;
 }
 
 function hash(value: unknown, what: string): string {
@@ -89,6 +105,7 @@ function hash(value: unknown, what: string): string {
 export function readTransaction(value: unknown): EsploraTransaction {
   const tx = record(value, 'transaction');
   if (!Array.isArray(tx.vin) || !Array.isArray(tx.vout)) throw new Error('transaction without vin/vout');
+  if (tx.vin.length > MAX_TX_PARTS || tx.vout.length > MAX_TX_PARTS) throw new Error(`a transaction of ${tx.vin.length} inputs and ${tx.vout.length} outputs (at most ${MAX_TX_PARTS} each)`);
   const status = tx.status === undefined ? undefined : record(tx.status, 'transaction status');
   return {
     txid: hash(tx.txid, 'txid'),
@@ -119,7 +136,8 @@ function readTransactions(response: UpstreamResponse): ParseOutcome<EsploraTrans
   if (response.status !== 200) return { kind: 'changed', reason: `unexpected HTTP ${response.status}` };
   const body = json(response);
   if (!Array.isArray(body)) throw new Error('transactions are not a list');
-  return { kind: 'ok', value: body.map(readTransaction) };
+  // Esplora pages hold 25 transactions: more is cut before it is read (the page cursors count on 25).
+  return { kind: 'ok', value: firstItems(body, ESPLORA_PAGE).map(readTransaction) };
 }
 
 const JSON_HEADERS = { accept: 'application/json' };
@@ -169,7 +187,7 @@ export function esploraAdapters(upstream: string) {
           // The genesis block has no parent.
           parent_hash: height === 0 ? '0'.repeat(64) : hash(body.previousblockhash, 'previous block hash'),
           timestamp: blockTime(whole(body.timestamp, 'block timestamp')),
-          tx_count: whole(body.tx_count, 'tx_count'),
+          tx_count: blockTxCount(body.tx_count),
         },
       };
     },
@@ -233,9 +251,10 @@ export const COINBASE = 'coinbase';
 export function movements(tx: EsploraTransaction): AddressMovement[] {
   const spent = new Map<string, bigint>();
   const received = new Map<string, bigint>();
-  const order: string[] = [];
+  // A set keeps the order of first appearance, and finds an address at once in a transaction of thousands of parts.
+  const order = new Set<string>();
   const note = (address: string) => {
-    if (!order.includes(address)) order.push(address);
+    order.add(address);
   };
   for (const input of tx.inputs) {
     if (!input.address) continue;
@@ -250,15 +269,17 @@ export function movements(tx: EsploraTransaction): AddressMovement[] {
   const coinbase = tx.inputs.some((input) => input.coinbase);
   const firstSender = tx.inputs.find((input) => input.address)?.address ?? (coinbase ? COINBASE : '');
   const soleSender = spent.size === 1;
+  // The first output paid to an address that did not spend: the same for every sender, found once.
+  const firstPayee = tx.outputs.find((output) => output.address && !spent.has(output.address))?.address;
   const result: AddressMovement[] = [];
-  order.forEach((address, ordinal) => {
+  [...order].forEach((address, ordinal) => {
     const out = spent.get(address) ?? 0n;
     const back = received.get(address) ?? 0n;
     if (out > 0n) {
       let value = out - back;
       if (value > 0n && soleSender && tx.fee !== null) value = value > tx.fee ? value - tx.fee : 0n;
       if (out - back >= 0n) {
-        const payee = tx.outputs.find((output) => output.address && !spent.has(output.address))?.address ?? address;
+        const payee = firstPayee ?? address;
         result.push({ address, direction: 'out', counterparty: payee, value, ordinal });
         return;
       }

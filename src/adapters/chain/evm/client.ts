@@ -4,9 +4,10 @@
  * docs/blockchain.md for what each endpoint reads.
  */
 import { encodeFunctionData, erc20Abi, getAddress, type Hex } from 'viem';
-import type { Adapter, CallContext, CallOutcome } from '../../kit/types.ts';
+import { raceAbort } from '../../../core/abort.ts';
+import type { Adapter, CallContext, CallOutcome, UpstreamLogger } from '../../kit/types.ts';
 import type { Upstream, UpstreamRuntime } from '../../kit/runtime.ts';
-import type { ChainSettings, ExplorerSettings } from '../chains.ts';
+import { CHAINS, type ChainSettings, type ExplorerSettings } from '../chains.ts';
 import {
   blockRef,
   ChainCallError,
@@ -50,6 +51,27 @@ export interface EvmClientOptions {
   explorer?: ExplorerSettings;
 }
 
+/**
+ * How long a node's chain id, once checked, is trusted. The node behind a URL can change without
+ * the connection saying so (a provider's balancer, a DNS change), so it is asked again with the
+ * first call after this, and after any call that got no answer.
+ */
+export const CHAIN_ID_TTL_MS = 10 * 60_000;
+/** While the node answers another chain's id, calls fail at once; it is asked again after this. */
+export const CHAIN_ID_RETRY_MS = 30_000;
+
+/** What checking a node's chain id found. */
+export type ChainIdCheck =
+  | { kind: 'ok'; chain: string; expected: number; got: number }
+  | { kind: 'wrong_chain'; chain: string; expected: number; got: number; reason: string }
+  | { kind: 'failed'; chain: string; expected: number; outcome: Exclude<CallOutcome<number>, { kind: 'ok' }> };
+
+/** "the node of ethereum answers chain id 137 (Polygon), not 1". */
+export function wrongChainReason(chain: string, expected: number, got: number): string {
+  const known = Object.values(CHAINS).find((definition) => definition.chainId === got);
+  return `the node of ${chain} answers chain id ${got}${known ? ` (${known.label})` : ''}, not ${expected}`;
+}
+
 /** Calls per JSON-RPC batch: providers cap batches (50 to 1000); 50 passes everywhere. */
 const BATCH_SIZE = 50;
 /** Full blocks and block receipts are large (a busy Ethereum block's are hundreds of kB): fewer per batch. */
@@ -76,10 +98,18 @@ export class EvmChainClient implements ChainClient {
   readonly #name: string;
   readonly #native: ChainAsset;
   readonly #adapters = new Map<string, Adapter<unknown[], unknown>>();
+  readonly #quantities = new Map<string, Adapter<unknown[], bigint>>();
   readonly #tolerant = new Map<string, Adapter<unknown[], RpcItem>>();
   readonly #batch: Adapter<RpcRequest[], RpcItem[]>;
   readonly #batchKeep: Adapter<RpcRequest[], RpcItem[]>;
   readonly #tokens = new Map<string, TokenInfo>();
+  readonly #chainIdAdapter: Adapter<unknown[], number>;
+  /** What `eth_chainId` must answer: the chain's id, or `CHAIN_ID_<NAME>`. */
+  readonly #expectedChainId: number;
+  readonly #log: UpstreamLogger;
+  /** What the node answered to `eth_chainId` last, and when; undefined until checked, and after a call that got no answer. */
+  #identity: { kind: 'verified'; at: number } | { kind: 'wrong'; got: number; at: number } | undefined;
+  #checking: Promise<ChainIdCheck> | undefined;
   /** Learned from the node: undefined until tried. */
   #batches: boolean | undefined;
   #hasBlockReceipts: boolean | undefined;
@@ -91,6 +121,9 @@ export class EvmChainClient implements ChainClient {
     this.#native = { type: 'native', contract: null, symbol: info.native.symbol, decimals: info.native.decimals };
     this.#upstream = runtime.upstream({ timeoutMs: options.timeoutMs, baseUrl: info.url, maxBytes: MAX_ANSWER_BYTES });
     this.#explorerUpstream = options.explorer ? runtime.upstream({ timeoutMs: options.timeoutMs, baseUrl: options.explorer.url }) : undefined;
+    this.#chainIdAdapter = rpcMethod<unknown[], number>(this.#name, 'eth_chainId', () => [], (result) => smallQuantity(result, 'chain id'));
+    this.#log = runtime.log;
+    this.#expectedChainId = info.rpcChainId ?? info.chainId!;
     this.#batch = rpcBatch(this.#name, 'batch');
     this.#batchKeep = rpcBatch(this.#name, 'batch');
   }
@@ -107,7 +140,14 @@ export class EvmChainClient implements ChainClient {
   }
 
   async #call(method: string, params: unknown[], context: CallContext): Promise<unknown> {
-    return unwrap(await this.#upstream.call(this.#method(method), params, context), `${this.info.name} ${method}`);
+    return unwrap(await this.#send(this.#method(method), params, context), `${this.info.name} ${method}`);
+  }
+
+  /** A method whose result is a quantity, read in the adapter's parse: one above 256 bits is the call's `changed` verdict. */
+  async #quantity(method: string, params: unknown[], context: CallContext): Promise<bigint> {
+    let adapter = this.#quantities.get(method);
+    if (!adapter) this.#quantities.set(method, (adapter = rpcMethod<unknown[], bigint>(this.#name, method, (input) => input, (result) => quantity(result, method))));
+    return unwrap(await this.#send(adapter, params, context), `${this.info.name} ${method}`);
   }
 
   /** Many calls: batched when the node takes batches, else one by one; items in the calls' order. */
@@ -117,13 +157,13 @@ export class EvmChainClient implements ChainClient {
       const chunks: RpcRequest[][] = [];
       for (let start = 0; start < calls.length; start += batchSize) chunks.push(calls.slice(start, start + batchSize));
       const adapter = keepErrors ? this.#batchKeep : this.#batch;
-      const first = await this.#upstream.call(adapter, chunks[0]!, context);
+      const first = await this.#send(adapter, chunks[0]!, context);
       // Refused as a batch (unless batches worked before: then it is this batch's own failure).
       if (first.kind === 'not_found' && this.#batches !== true) {
         this.#batches = false;
       } else {
         this.#batches = true;
-        const rest = await mapLimit(chunks.slice(1), CONCURRENCY, async (chunk) => unwrap(await this.#upstream.call(adapter, chunk, context), `${this.info.name} batch`));
+        const rest = await mapLimit(chunks.slice(1), CONCURRENCY, async (chunk) => unwrap(await this.#send(adapter, chunk, context), `${this.info.name} batch`));
         return [unwrap(first, `${this.info.name} batch`), ...rest].flat();
       }
     }
@@ -131,7 +171,7 @@ export class EvmChainClient implements ChainClient {
       if (keepErrors) {
         let adapter = this.#tolerant.get(call.method);
         if (!adapter) this.#tolerant.set(call.method, (adapter = rpcTolerant(this.#name, call.method)));
-        return unwrap(await this.#upstream.call(adapter, call.params, context), `${this.info.name} ${call.method}`);
+        return unwrap(await this.#send(adapter, call.params, context), `${this.info.name} ${call.method}`);
       }
       return { ok: true as const, result: await this.#call(call.method, call.params, context) };
     });
@@ -156,8 +196,8 @@ export class EvmChainClient implements ChainClient {
   // ---- for followers -------------------------------------------------------------------------
 
   async head(context: CallContext): Promise<number> {
-    const result = await this.#call('eth_blockNumber', [], context);
-    return this.#read('eth_blockNumber', () => smallQuantity(result, 'block number'));
+    const result = await this.#quantity('eth_blockNumber', [], context);
+    return this.#read('eth_blockNumber', () => safeNumber(result, 'block number'));
   }
 
   async block(number: number, context: CallContext): Promise<BlockRef | null> {
@@ -245,7 +285,7 @@ export class EvmChainClient implements ChainClient {
     if (withTransactions.length === 0) return receipts;
     let pending = withTransactions;
     if (this.#hasBlockReceipts === undefined) {
-      const first = await this.#upstream.call(this.#method('eth_getBlockReceipts'), [toHex(pending[0]!.number)], context);
+      const first = await this.#send(this.#method('eth_getBlockReceipts'), [toHex(pending[0]!.number)], context);
       if (first.kind === 'not_found') {
         this.#hasBlockReceipts = false;
       } else {
@@ -299,7 +339,7 @@ export class EvmChainClient implements ChainClient {
   async #logRange(filter: { fromBlock: string; toBlock: string; topics: (string | null)[] }, context: CallContext): Promise<RawLog[]> {
     let adapter = this.#tolerant.get('eth_getLogs');
     if (!adapter) this.#tolerant.set('eth_getLogs', (adapter = rpcTolerant(this.#name, 'eth_getLogs')));
-    const item = unwrap(await this.#upstream.call(adapter, [filter], context), `${this.info.name} eth_getLogs`);
+    const item = unwrap(await this.#send(adapter, [filter], context), `${this.info.name} eth_getLogs`);
     if (item.ok) return this.#read('eth_getLogs', () => readLogs(item.result));
     const [from, to] = [Number(filter.fromBlock), Number(filter.toBlock)];
     if (!TOO_LARGE.test(item.message) || from >= to) {
@@ -338,17 +378,17 @@ export class EvmChainClient implements ChainClient {
   async wallet(given: string, context: CallContext): Promise<WalletSummary> {
     const address = getAddress(given);
     const [balance, nonce, activity] = await Promise.all([
-      this.#call('eth_getBalance', [address, 'latest'], context),
-      this.#call('eth_getTransactionCount', [address, 'latest'], context),
+      this.#quantity('eth_getBalance', [address, 'latest'], context),
+      this.#quantity('eth_getTransactionCount', [address, 'latest'], context),
       this.#activity(address, context),
     ]);
     const tokens = await this.#tokenBalances(address, activity.contracts, context);
     return {
       chain: this.info.name,
       address,
-      native: { value: this.#read('eth_getBalance', () => quantity(balance, 'balance')).toString(), decimals: this.info.native.decimals, symbol: this.info.native.symbol },
+      native: { value: balance.toString(), decimals: this.info.native.decimals, symbol: this.info.native.symbol },
       tokens,
-      tx_count: this.#read('eth_getTransactionCount', () => smallQuantity(nonce, 'nonce')),
+      tx_count: this.#read('eth_getTransactionCount', () => safeNumber(nonce, 'nonce')),
       last_activity_at: activity.lastActivityAt,
     };
   }
@@ -507,9 +547,75 @@ export class EvmChainClient implements ChainClient {
     return entries.sort(newestFirst);
   }
 
-  probe(context: CallContext): Promise<CallOutcome<unknown>> {
+  /** `gleaner upstreams probe`: the chain id checked first (a node of another chain is `changed`), then the head block number. */
+  async probe(context: CallContext): Promise<CallOutcome<unknown>> {
+    const check = await this.checkChainId(context);
+    if (check.kind === 'wrong_chain') return { kind: 'changed', reason: check.reason };
+    if (check.kind === 'failed') return check.outcome;
     return this.#upstream.call(this.#method('eth_blockNumber'), [], context);
   }
+
+  // ---- the chain id --------------------------------------------------------------------------
+
+  /**
+   * Asks the node its `eth_chainId` now and records the answer: every call waits for a check
+   * that is due (the first call, the first after a failed one, one more than CHAIN_ID_TTL_MS
+   * after the last check), and fails at once, as `changed`, while the node answers another chain
+   * (asking again after CHAIN_ID_RETRY_MS). A change of answer is logged once.
+   */
+  async checkChainId(context: CallContext = {}): Promise<ChainIdCheck> {
+    const expected = this.#expectedChainId;
+    const outcome = await this.#upstream.call(this.#chainIdAdapter, [], context);
+    if (outcome.kind !== 'ok') {
+      this.#identity = undefined;
+      return { kind: 'failed', chain: this.info.name, expected, outcome };
+    }
+    const got = outcome.value;
+    const log = context.log ?? this.#log;
+    if (got !== expected) {
+      const reason = wrongChainReason(this.info.name, expected, got);
+      if (this.#identity?.kind !== 'wrong' || this.#identity.got !== got) {
+        log.warn({ upstream: this.#name, chain: this.info.name, expectedChainId: expected, chainId: got }, `${reason}: ${this.info.name} is unavailable until its node answers ${expected}`);
+      }
+      this.#identity = { kind: 'wrong', got, at: Date.now() };
+      return { kind: 'wrong_chain', chain: this.info.name, expected, got, reason };
+    }
+    if (this.#identity?.kind === 'wrong') log.warn({ upstream: this.#name, chain: this.info.name, chainId: got }, `${this.info.name}: the node answers chain id ${got} again; the chain is served`);
+    this.#identity = { kind: 'verified', at: Date.now() };
+    return { kind: 'ok', chain: this.info.name, expected, got };
+  }
+
+  /** Resolves once the node is known to serve this chain; rejects with a ChainCallError otherwise. */
+  async #ensureChain(context: CallContext): Promise<void> {
+    const identity = this.#identity;
+    const now = Date.now();
+    if (identity?.kind === 'verified' && now - identity.at < CHAIN_ID_TTL_MS) return;
+    if (identity?.kind === 'wrong' && now - identity.at < CHAIN_ID_RETRY_MS) {
+      throw new ChainCallError({ kind: 'changed', reason: wrongChainReason(this.info.name, this.#expectedChainId, identity.got) }, `${this.info.name} eth_chainId`);
+    }
+    // One check for every call waiting on it, tied to none of them: a caller that leaves stops waiting, not the check.
+    this.#checking ??= this.checkChainId({ log: context.log ?? this.#log }).finally(() => (this.#checking = undefined));
+    const check = await (context.signal ? raceAbort(this.#checking, context.signal) : this.#checking);
+    if (check.kind === 'failed') throw new ChainCallError(check.outcome as Exclude<CallOutcome<unknown>, { kind: 'ok' }>, `${this.info.name} eth_chainId`);
+    if (check.kind === 'wrong_chain') throw new ChainCallError({ kind: 'changed', reason: check.reason }, `${this.info.name} eth_chainId`);
+  }
+
+  /**
+   * Every call to the node: the chain id checked first when a check is due. A call that got no
+   * answer (unreachable, timed out, or not made while the circuit is open) means the connection
+   * is re-established by the next one, which checks the chain id again.
+   */
+  async #send<P, T>(adapter: Adapter<P, T>, params: P, context: CallContext): Promise<CallOutcome<T>> {
+    await this.#ensureChain(context);
+    const outcome = await this.#upstream.call(adapter, params, context);
+    if (outcome.kind === 'unreachable' || outcome.kind === 'timeout' || outcome.kind === 'suspended') this.#identity = undefined;
+    return outcome;
+  }
+}
+
+function safeNumber(value: bigint, what: string): number {
+  if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw new Error(`${what} is too large`);
+  return Number(value);
 }
 
 function newestFirst(a: { block_number: number; position: number }, b: { block_number: number; position: number }): number {

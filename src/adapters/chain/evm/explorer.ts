@@ -10,6 +10,7 @@
 import { getAddress } from 'viem';
 import type { Adapter, ParseOutcome } from '../../kit/types.ts';
 import { jsonOrUndefined } from '../../kit/decode.ts';
+import { MAX_UINT256_DECIMAL_DIGITS, firstItems, uint256FromDecimal } from '../../kit/limits.ts';
 import { isoSeconds, positionOf } from './shapes.ts';
 
 export interface ExplorerQuery {
@@ -42,21 +43,35 @@ export interface ExplorerEntry {
 
 const REFUSED = /rate limit|invalid api key|missing.*api.?key|api key|forbidden|banned|too many/i;
 
-function parseList(body: string, status: number, read: (row: Record<string, string>) => ExplorerEntry): ParseOutcome<ExplorerEntry[]> {
+/** The rows of an answer, at most the `count` asked for (the `offset` sent): an indexer answering more is cut before its rows are read. */
+function parseList(body: string, status: number, count: number, read: (row: Record<string, string>) => ExplorerEntry): ParseOutcome<ExplorerEntry[]> {
   if (status === 429) return { kind: 'blocked', reason: 'rate limited (HTTP 429)' };
   if (status === 401 || status === 403) return { kind: 'blocked', reason: `refused (HTTP ${status})` };
   const json = jsonOrUndefined(body) as { status?: unknown; message?: unknown; result?: unknown } | undefined;
   if (!json || typeof json !== 'object') return { kind: 'changed', reason: `not an indexer answer (HTTP ${status})` };
-  if (json.status === '1' && Array.isArray(json.result)) return { kind: 'ok', value: json.result.map((row) => read(row as Record<string, string>)) };
+  if (json.status === '1' && Array.isArray(json.result)) return { kind: 'ok', value: firstItems(json.result, count).map((row) => read(row as Record<string, string>)) };
   if (json.status === '0' && Array.isArray(json.result) && json.result.length === 0) return { kind: 'ok', value: [] };
   const reason = typeof json.result === 'string' ? json.result : String(json.message ?? 'unknown');
   if (REFUSED.test(reason)) return { kind: 'blocked', reason: `indexer refused: ${reason.slice(0, 200)}` };
   return { kind: 'changed', reason: `indexer error: ${reason.slice(0, 200)}` };
 }
 
+/** A decimal amount of at most 256 bits, its digits counted before it is converted; anything else is `changed`. */
+function amount(value: string, what: string): bigint {
+  return uint256FromDecimal(value, what);
+}
+
+/** A gas figure: null when absent or not written in digits (some compatible indexers), `changed` when above 256 bits. */
+function optionalAmount(value: string | undefined, what: string): bigint | null {
+  if (!value || !/^\d+$/.test(value.slice(0, MAX_UINT256_DECIMAL_DIGITS + 1))) return null;
+  return amount(value, what);
+}
+
 function int(value: string | undefined, what: string): number {
-  if (value === undefined || !/^\d+$/.test(value)) throw new Error(`${what} is not a whole number`);
-  return Number(value);
+  if (value === undefined || value.length > 16 || !/^\d+$/.test(value)) throw new Error(`${what} is not a whole number`);
+  const number = Number(value);
+  if (!Number.isSafeInteger(number)) throw new Error(`${what} is too large`);
+  return number;
 }
 
 /** Position in the block; compatible indexers that omit `transactionIndex` sort by log index alone. */
@@ -95,8 +110,8 @@ function request(action: string, query: ExplorerQuery, baseUrl: string) {
 }
 
 export function readTxlistRow(row: Record<string, string>): ExplorerEntry {
-  const gasUsed = row.gasUsed && /^\d+$/.test(row.gasUsed) ? BigInt(row.gasUsed) : null;
-  const gasPrice = row.gasPrice && /^\d+$/.test(row.gasPrice) ? BigInt(row.gasPrice) : null;
+  const gasUsed = optionalAmount(row.gasUsed, 'gasUsed');
+  const gasPrice = optionalAmount(row.gasPrice, 'gasPrice');
   const failed = row.isError === '1' || row.txreceipt_status === '0';
   return {
     kind: 'native',
@@ -106,7 +121,7 @@ export function readTxlistRow(row: Record<string, string>): ExplorerEntry {
     from: address(row.from),
     // A contract creation has no recipient: the new contract is it.
     to: row.to ? address(row.to) : address(row.contractAddress),
-    value: BigInt(row.value ?? '0').toString(),
+    value: amount(row.value ?? '0', 'value').toString(),
     contract: null,
     symbol: null,
     decimals: null,
@@ -118,8 +133,8 @@ export function readTxlistRow(row: Record<string, string>): ExplorerEntry {
 }
 
 export function readTokentxRow(row: Record<string, string>): ExplorerEntry {
-  const gasUsed = row.gasUsed && /^\d+$/.test(row.gasUsed) ? BigInt(row.gasUsed) : null;
-  const gasPrice = row.gasPrice && /^\d+$/.test(row.gasPrice) ? BigInt(row.gasPrice) : null;
+  const gasUsed = optionalAmount(row.gasUsed, 'gasUsed');
+  const gasPrice = optionalAmount(row.gasPrice, 'gasPrice');
   const decimals = row.tokenDecimal !== undefined && /^\d+$/.test(row.tokenDecimal) ? Number(row.tokenDecimal) : null;
   return {
     kind: 'erc20',
@@ -128,7 +143,7 @@ export function readTokentxRow(row: Record<string, string>): ExplorerEntry {
     timestamp: isoSeconds(int(row.timeStamp, 'timeStamp')),
     from: address(row.from),
     to: address(row.to),
-    value: BigInt(row.value ?? '0').toString(),
+    value: amount(row.value ?? '0', 'value').toString(),
     contract: address(row.contractAddress),
     symbol: row.tokenSymbol || null,
     decimals,
@@ -143,12 +158,12 @@ export const explorerTxlist: Adapter<ExplorerQuery, ExplorerEntry[]> = {
   upstream: 'chain-explorer',
   operation: 'txlist',
   buildRequest: (query, { baseUrl }) => request('txlist', query, baseUrl),
-  parse: (response) => parseList(response.body, response.status, readTxlistRow),
+  parse: (response, query) => parseList(response.body, response.status, query.count, readTxlistRow),
 };
 
 export const explorerTokentx: Adapter<ExplorerQuery, ExplorerEntry[]> = {
   upstream: 'chain-explorer',
   operation: 'tokentx',
   buildRequest: (query, { baseUrl }) => request('tokentx', query, baseUrl),
-  parse: (response) => parseList(response.body, response.status, readTokentxRow),
+  parse: (response, query) => parseList(response.body, response.status, query.count, readTokentxRow),
 };

@@ -13,6 +13,7 @@
  */
 import type { Adapter, ParseOutcome, UpstreamResponse } from '../../kit/types.ts';
 import { jsonOrUndefined } from '../../kit/decode.ts';
+import { uint256FromHex } from '../../kit/limits.ts';
 
 export interface RpcRequest {
   method: string;
@@ -154,9 +155,9 @@ export function rpcTolerant(upstream: string, method: string): Adapter<unknown[]
 
 // ---- reading results -------------------------------------------------------------------------
 
+/** A hex quantity of at most 256 bits (its length checked before it is read): above is a layout the parser refuses, a `changed` verdict. */
 export function quantity(value: unknown, what: string): bigint {
-  if (typeof value !== 'string' || !/^0x[0-9a-fA-F]+$/.test(value)) throw new Error(`${what} is not a hex quantity`);
-  return BigInt(value);
+  return uint256FromHex(value, what);
 }
 
 export function smallQuantity(value: unknown, what: string): number {

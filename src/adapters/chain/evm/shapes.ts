@@ -8,6 +8,9 @@ import type { BlockRef, BlockTransfer, ChainAsset } from '../types.ts';
 import { blockTime } from '../time.ts';
 import { hexData, quantity, smallQuantity } from './rpc.ts';
 
+/** Most bytes of a `symbol()` or `name()` answer that are decoded (the ABI's offset and length words included). */
+export const MAX_TOKEN_TEXT_BYTES = 4096;
+
 /** keccak256("Transfer(address,address,uint256)"): ERC-20 (and ERC-721, told apart by topic count). */
 export const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
 
@@ -144,7 +147,8 @@ export function addressTopic(address: string): string {
  * characters trimmed. Null when neither reads.
  */
 export function decodeTokenText(data: Hex): string | null {
-  if (data === '0x') return null;
+  // An ABI string of a few hundred bytes is every real symbol and name; a longer answer is not decoded.
+  if (data === '0x' || data.length > 2 + 2 * MAX_TOKEN_TEXT_BYTES) return null;
   try {
     const [value] = decodeAbiParameters([{ type: 'string' }], data);
     return cleanText(value);

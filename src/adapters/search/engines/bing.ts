@@ -82,7 +82,7 @@ function parse(response: UpstreamResponse): SerpOutcome {
     if (item.find('.b_adSlug, .b_adurl').length > 0) return;
     const link = item.find('h2 a').first();
     item.find('.algoSlug_icon').remove();
-    pushResult(results, {
+    return pushResult(results, {
       title: textOf(link),
       description: textOfFirst(item, ['.b_caption p', '[class*="b_lineclamp"]', '.b_paractl', 'p']),
       meta_data: textOf(item.find('cite')),

@@ -66,7 +66,7 @@ function parse(response: UpstreamResponse): SerpOutcome {
     const href = link.attr('href');
     // A relative link in a result slot is an ad redirect, not a page.
     if (!href || !/^https?:\/\//i.test(href)) return;
-    pushResult(results, {
+    return pushResult(results, {
       title: textOf(title),
       description: textOfFirst(item, [
         '.generic-snippet .content',

@@ -98,7 +98,7 @@ function parseHtmlLayout($: CheerioAPI, pageUrl: string): SearchResult[] {
     const link = item.find('a.result__a').first();
     const href = link.attr('href');
     if (isAdLink(href)) return;
-    pushResult(results, {
+    return pushResult(results, {
       title: textOf(link),
       description: textOf(item.find('.result__snippet')),
       meta_data: textOf(item.find('.result__url')),
@@ -118,7 +118,7 @@ function parseLiteLayout($: CheerioAPI, pageUrl: string): SearchResult[] {
     const href = link.attr('href');
     if (row.is('.result-sponsored') || isAdLink(href)) return;
     const rows = row.nextUntil('tr:has(a.result-link)');
-    pushResult(results, {
+    return pushResult(results, {
       title: textOf(link),
       description: textOf(rows.find('.result-snippet')),
       meta_data: textOf(rows.find('.link-text')),

@@ -127,7 +127,7 @@ function parse(response: UpstreamResponse): SerpOutcome {
     const url = resolveLink(link.attr('href'), response.url, unwrap);
     if (!url || isInternalLink(url, response.url)) return;
     const scope = block.length > 0 ? block : link.parent();
-    pushResult(results, {
+    return pushResult(results, {
       title: textOf(link.find('h3')),
       description: description($, scope),
       meta_data: textOfFirst(scope, ['cite', '.UPmit', '.sCuL3']),

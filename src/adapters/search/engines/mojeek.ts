@@ -60,7 +60,7 @@ function parse(response: UpstreamResponse): SerpOutcome {
   $('ul.results-standard > li').each((_, element) => {
     const item = $(element);
     const link = item.find('h2 a.title, h2 a').first();
-    pushResult(results, {
+    return pushResult(results, {
       title: textOf(link),
       description: textOf(item.find('p.s')),
       meta_data: textOfFirst(item, ['p.i .url', '.url']),

@@ -4,6 +4,7 @@
  */
 import * as cheerio from 'cheerio';
 import type { CheerioAPI } from 'cheerio';
+import { MAX_PAGE_ITEMS } from '../../kit/limits.ts';
 import { cleanText, genericChallenge } from '../../kit/html.ts';
 import type { SearchLanguage, SearchResult, SerpOutcome, TimeRange, UpstreamResponse } from '../types.ts';
 
@@ -123,9 +124,14 @@ export function loadSerpHtml(body: string): CheerioAPI {
   return cheerio.load(body, { xml: { xmlMode: false, decodeEntities: true } });
 }
 
-/** Pushes a result when it has the two fields a result cannot lack. */
-export function pushResult(results: SearchResult[], result: SearchResult): void {
-  if (result.url && result.title) results.push(result);
+/**
+ * Pushes a result when it has the two fields a result cannot lack, and answers whether the page
+ * has room for more: an upstream page keeps at most MAX_PAGE_ITEMS results (the largest
+ * `per_page`), so a parser's `.each` returns this and stops reading a longer page (issue 33).
+ */
+export function pushResult(results: SearchResult[], result: SearchResult): boolean {
+  if (results.length < MAX_PAGE_ITEMS && result.url && result.title) results.push(result);
+  return results.length < MAX_PAGE_ITEMS;
 }
 
 /**

@@ -120,7 +120,7 @@ function parse(response: UpstreamResponse): SerpOutcome {
     const url = resolveLink(link.attr('href'), response.url);
     if (!url || GOOGLE_AD.test(url) || isEngineUrl(new URL(url), response.url, STARTPAGE_HOSTS)) return;
     const title = link.find('h2, h3').length > 0 ? link.find('h2, h3') : link;
-    pushResult(results, {
+    return pushResult(results, {
       title: textOf(title),
       description: textOfFirst(item, ['p.description', '.w-gl__description']),
       meta_data: textOfFirst(item, ['.wgl-display-url .structured-link-text', '.wgl-display-url', '.w-gl__result-url']),
