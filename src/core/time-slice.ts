@@ -18,10 +18,10 @@ export interface SlicedRun {
 
 /**
  * Calls `step` on each item in order, yielding to the event loop every `SLICE_MS` of work, until
- * the items or `budgetMs` of work run out. Time spent waiting for a turn is not counted.
- * Rejects with the signal's reason when it aborts.
+ * the items or `budgetMs` of work run out, or `step` answers `false` (it needs no more). Time spent
+ * waiting for a turn is not counted. Rejects with the signal's reason when it aborts.
  */
-export async function runSliced<T>(items: Iterable<T>, step: (item: T) => void, options: { budgetMs: number; signal?: AbortSignal }): Promise<SlicedRun> {
+export async function runSliced<T>(items: Iterable<T>, step: (item: T) => boolean | void, options: { budgetMs: number; signal?: AbortSignal }): Promise<SlicedRun> {
   let processed = 0;
   let spent = 0;
   let sliceStart = performance.now();
@@ -34,8 +34,8 @@ export async function runSliced<T>(items: Iterable<T>, step: (item: T) => void, 
       options.signal?.throwIfAborted();
       sliceStart = performance.now();
     }
-    step(item);
     processed += 1;
+    if (step(item) === false) break;
   }
   return { processed, cut: false };
 }

@@ -6,6 +6,7 @@ import type { Upstream } from '../kit/runtime.ts';
 import type { CallContext } from '../kit/types.ts';
 import type { WebOutcome, WebScraper } from '../web/scraper.ts';
 import { canonicalUrl, siteScope } from './urls.ts';
+import { runSliced } from '../../core/time-slice.ts';
 import { readRobots, robotsAdapter, robotsUrlFor, ROBOTS_MAX_BYTES } from './robots.ts';
 import { discoverSitemapUrls } from './discover.ts';
 
@@ -84,8 +85,9 @@ export async function mapSite(request: SiteMapRequest, deps: SiteMapDeps, contex
 
   const links = new SiteLinks(inScope);
   links.add(start.url);
-  if (page.kind === 'ok') for (const link of page.page.links ?? []) links.add(link);
-  for (const url of sitemaps.urls) links.add(url);
+  // Thousands of URLs, each parsed twice: in slices of the event loop.
+  const pageLinks = page.kind === 'ok' ? (page.page.links ?? []) : [];
+  await runSliced([...pageLinks, ...sitemaps.urls], (url) => links.add(url), { budgetMs: Infinity, signal: context.signal });
   const found = search === '' ? links.urls : matching(links.urls, search);
   return { kind: 'ok', links: found.slice(0, request.limit) };
 }
