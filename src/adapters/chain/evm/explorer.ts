@@ -40,7 +40,18 @@ export interface ExplorerEntry {
   position: number;
 }
 
-const REFUSED = /rate limit|invalid api key|missing.*api.?key|api key|forbidden|banned|too many/i;
+/**
+ * An indexer's words for a refused key or rate: `/rate limit|invalid api key|missing.*api.?key|api
+ * key|forbidden|banned|too many/i`, in linear time. `missing` then `api key` later on its line is
+ * looked for after the first `missing` of each line (a later one finds no more).
+ */
+export function refused(reason: string): boolean {
+  if (/rate limit|invalid api key|api key|forbidden|banned|too many/i.test(reason)) return true;
+  return reason.split(/[\n\r\u2028\u2029]/).some((line) => {
+    const missing = /missing/i.exec(line);
+    return missing !== null && /api.?key/i.test(line.slice(missing.index + missing[0].length));
+  });
+}
 
 function parseList(body: string, status: number, read: (row: Record<string, string>) => ExplorerEntry): ParseOutcome<ExplorerEntry[]> {
   if (status === 429) return { kind: 'blocked', reason: 'rate limited (HTTP 429)' };
@@ -50,7 +61,7 @@ function parseList(body: string, status: number, read: (row: Record<string, stri
   if (json.status === '1' && Array.isArray(json.result)) return { kind: 'ok', value: json.result.map((row) => read(row as Record<string, string>)) };
   if (json.status === '0' && Array.isArray(json.result) && json.result.length === 0) return { kind: 'ok', value: [] };
   const reason = typeof json.result === 'string' ? json.result : String(json.message ?? 'unknown');
-  if (REFUSED.test(reason)) return { kind: 'blocked', reason: `indexer refused: ${reason.slice(0, 200)}` };
+  if (refused(reason)) return { kind: 'blocked', reason: `indexer refused: ${reason.slice(0, 200)}` };
   return { kind: 'changed', reason: `indexer error: ${reason.slice(0, 200)}` };
 }
 
