@@ -41,9 +41,10 @@ export interface ExplorerEntry {
 }
 
 /**
- * An indexer's words for a refused key or rate: `/rate limit|invalid api key|missing.*api.?key|api
- * key|forbidden|banned|too many/i`, in linear time. `missing` then `api key` later on its line is
- * looked for after the first `missing` of each line (a later one finds no more).
+ * An indexer's words for a refused key or rate, as the regular expression
+ * `rate limit|invalid api key|missing.*api.?key|api key|forbidden|banned|too many` (case-insensitive)
+ * finds them, in linear time: `api.?key` after `missing` on the same line is looked for after the
+ * first `missing` of each line (a later one finds no more).
  */
 export function refused(reason: string): boolean {
   if (/rate limit|invalid api key|api key|forbidden|banned|too many/i.test(reason)) return true;
