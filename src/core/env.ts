@@ -50,7 +50,7 @@ export class EnvReader {
     const raw = this.text(name);
     if (raw === undefined) return undefined;
     const value = Number(raw);
-    if (!/^[+-]?(\d+\.?\d*|\.\d+)$/.test(raw) || !Number.isFinite(value) || value < min) {
+    if (!/^[+-]?(\d+(?:\.\d*)?|\.\d+)$/.test(raw) || !Number.isFinite(value) || value < min) {
       throw new ConfigError(`${name} must be a number ≥ ${min} (got "${raw}").`, name);
     }
     return value;

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteHandlerMethod } from 'fastify';
 import { HttpError, MESSAGES } from '../core/errors.ts';
+import { trimTrailing } from '../core/text.ts';
 import { OpenApiDocument } from './openapi.ts';
 import { InFlight } from './in-flight.ts';
 import { runEndpoint } from '../pipeline/metered.ts';
@@ -183,7 +184,7 @@ export async function buildServer(services: Services, options: ServerOptions): P
       .header('Allow', methods.join(', '))
       .send({ message: `The ${method} method is not supported for this route. Supported methods: ${methods.join(', ')}.` });
   function answerNoRoute(request: FastifyRequest, reply: FastifyReply) {
-    const path = request.url.split('?')[0].replace(/\/+$/, '') || '/';
+    const path = trimTrailing(request.url.split('?')[0], '/') || '/';
     const methods = allowedMethods(path);
     if (methods) return methodNotAllowed(reply, request.method, methods);
     return reply.code(404).send({ message: MESSAGES.notFoundRoute });

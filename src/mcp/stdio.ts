@@ -86,7 +86,9 @@ export async function runStdio(options: StdioOptions): Promise<void> {
 function connectFailure(endpoint: URL, error: unknown): string {
   if (error instanceof StreamableHTTPError) {
     // The body is the API's answer: `{"message":"Unauthenticated."}` for a refused token.
-    const message = /\{.*\}/s.exec(error.message)?.[0];
+    // From the first `{` to the last `}`: what `/\{.*\}/s` matches, without its quadratic backtracking.
+    const [open, close] = [error.message.indexOf('{'), error.message.lastIndexOf('}')];
+    const message = open !== -1 && close > open ? error.message.slice(open, close + 1) : undefined;
     let said = error.message;
     try {
       said = message ? String(JSON.parse(message).message ?? message) : said;

@@ -9,6 +9,7 @@ import { isPublicAddress } from './address-policy.ts';
 import { BlockedAddressError } from './errors.ts';
 import type { OwnListeners } from './own-listeners.ts';
 import type { HostExemptions } from './url-policy.ts';
+import { trimTrailing } from '../core/text.ts';
 
 export type { LookupFunction };
 
@@ -64,7 +65,7 @@ export function firstNonPublic(addresses: readonly LookupAddress[]): string | un
 const PRIVATE_USE_SUFFIXES = ['localhost', 'local', 'internal', 'home.arpa', 'localdomain', 'lan', 'intranet', 'corp', 'home', 'private'];
 
 export function isPrivateUseName(hostname: string): boolean {
-  const name = hostname.toLowerCase().replace(/\.+$/, '');
+  const name = trimTrailing(hostname.toLowerCase(), '.');
   return PRIVATE_USE_SUFFIXES.some((suffix) => name === suffix || name.endsWith(`.${suffix}`));
 }
 

@@ -32,7 +32,8 @@ export interface RequestScope {
 export function bearerToken(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
   if (!header) return null;
-  const match = /^Bearer\s+(.+)$/i.exec(header.trim());
+  // The token starts at a `\S`: `\s+(.+)` tried each split of a long run of whitespace before a line terminator.
+  const match = /^Bearer\s+(\S.*)$/i.exec(header.trim());
   return match ? match[1].trim() : null;
 }
 

@@ -5,6 +5,7 @@
  * it, a legacy `.html` on the slug), with or without a query, a fragment or a trailing slash.
  */
 import { parse as parseDomain } from 'tldts';
+import { trimTrailing } from '../../core/text.ts';
 import type { ProjectRef } from './types.ts';
 
 const DIGITS = /^[1-9]\d{0,15}$/;
@@ -23,7 +24,7 @@ export function projectId(value: unknown): number | null {
 
 /** Whether the host is Freelancer's: `freelancer.<public suffix>` or a subdomain of it. */
 export function isFreelancerHost(hostname: string): boolean {
-  const parsed = parseDomain(hostname.toLowerCase().replace(/\.+$/, ''), { allowPrivateDomains: false });
+  const parsed = parseDomain(trimTrailing(hostname.toLowerCase(), '.'), { allowPrivateDomains: false });
   return parsed.domainWithoutSuffix === 'freelancer' && parsed.isIp !== true;
 }
 

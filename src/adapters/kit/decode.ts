@@ -12,7 +12,7 @@ export function headerValue(headers: Record<string, string>, name: string): stri
  * label's characters (`charset=utf-8,text/plain` declares `utf-8`).
  */
 export function declaredCharset(contentType: string | undefined): string | undefined {
-  return /charset\s*=\s*["']?\s*([\w.:-]+)/i.exec(contentType ?? '')?.[1];
+  return /charset\s*=\s*(?:["']\s*)?([\w.:-]+)/i.exec(contentType ?? '')?.[1];
 }
 
 /** Decodes with the charset the upstream declares; an unknown or absent one reads as UTF-8. */

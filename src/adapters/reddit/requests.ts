@@ -6,6 +6,7 @@
  * interceptor (client.ts), never by an adapter.
  */
 import type { Adapter, UpstreamRequest } from '../kit/types.ts';
+import { trimTrailing } from '../../core/text.ts';
 import {
   parseCommentContext,
   parseCommentLocation,
@@ -33,7 +34,7 @@ type Query = Record<string, string | number | undefined>;
 
 /** A GET of `path` on the base URL, in the anonymous `.json` form when there is no token. */
 export function redditGet(baseUrl: string, path: string, query: Query, access: RedditAccess): UpstreamRequest {
-  const url = new URL(`${baseUrl.replace(/\/+$/, '')}${path}${access.oauth ? '' : '.json'}`);
+  const url = new URL(`${trimTrailing(baseUrl, '/')}${path}${access.oauth ? '' : '.json'}`);
   url.searchParams.set('raw_json', '1');
   for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, String(value));
   return { url: url.toString(), method: 'GET', headers: { 'User-Agent': access.userAgent, Accept: 'application/json' } };
@@ -122,7 +123,7 @@ export const tokenAdapter: Adapter<ClientCredentials & { userAgent: string }, { 
   // Asking for a token twice is harmless.
   idempotent: true,
   buildRequest: (p, { baseUrl }) => ({
-    url: `${baseUrl.replace(/\/+$/, '')}/api/v1/access_token`,
+    url: `${trimTrailing(baseUrl, '/')}/api/v1/access_token`,
     method: 'POST',
     headers: {
       Authorization: `Basic ${Buffer.from(`${p.clientId}:${p.clientSecret}`).toString('base64')}`,

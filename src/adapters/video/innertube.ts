@@ -62,7 +62,7 @@ export function exactCount(text: string | undefined): number | null {
   if (text === undefined) return null;
   const trimmed = text.trim();
   if (/^no\b/i.test(trimmed)) return 0;
-  const match = /^(\d{1,3}(?:[,\u00a0\u202f ]\d{3})+|\d+)(?:\s+[\p{L} ]+)?$/u.exec(trimmed);
+  const match = /^(\d{1,3}(?:[,\u00a0\u202f ]\d{3})+|\d+)(?:\s+(?:\p{L}[\p{L} ]*| ))?$/u.exec(trimmed);
   if (!match) return null;
   const value = Number(match[1].replace(/\D/g, ''));
   return Number.isSafeInteger(value) ? value : null;

@@ -5,6 +5,8 @@
  */
 import { CappedList, firstItems, MAX_NESTED_ITEMS, MAX_PAGE_ITEMS } from '../kit/limits.ts';
 import type { ParseOutcome, UpstreamResponse } from '../kit/types.ts';
+import { elements, replaceTags } from '../../core/text.ts';
+import { chapterLine } from './chapter-line.ts';
 import {
   arrayAt,
   channelUrl,
@@ -140,9 +142,7 @@ function playerThumbnails(details: Json | undefined, micro: Json | undefined, id
 export function chaptersFromDescription(description: string): Chapter[] {
   const chapters: Chapter[] = [];
   for (const line of description.split(/\r?\n/)) {
-    const leading = /^\s*(?:[-*•▶►]\s*)?[([]?((?:\d{1,2}:)?\d{1,2}:\d{2})[)\]]?\s*(?:[-–—:|]\s*)?(.*?)\s*$/u.exec(line);
-    const trailing = leading ? null : /^\s*(.+?)\s*(?:[-–—:|]\s*)?[([]?((?:\d{1,2}:)?\d{1,2}:\d{2})[)\]]?\s*$/u.exec(line);
-    const [stamp, title] = leading ? [leading[1], leading[2]] : trailing ? [trailing[2], trailing[1]] : [undefined, ''];
+    const { stamp, title } = chapterLine(line) ?? { stamp: undefined, title: '' };
     const start = clockSeconds(stamp);
     if (start === null || title.trim() === '') continue;
     chapters.push({ title: title.trim(), start_seconds: start });
@@ -318,20 +318,20 @@ function json3Segments(json: Json): TranscriptSegment[] | null {
 function xmlSegments(body: string): TranscriptSegment[] | null {
   const segments: TranscriptSegment[] = [];
   let matched = false;
-  for (const match of body.matchAll(/<text\b([^>]*)>([\s\S]*?)<\/text>/g)) {
+  for (const match of elements(body, /<text\b/g, /<\/text>/g)) {
     matched = true;
     if (segments.length >= MAX_TRANSCRIPT_SEGMENTS) break;
     const start = Number(/\bstart="([\d.]+)"/.exec(match[1])?.[1]);
     const duration = Number(/\bdur="([\d.]+)"/.exec(match[1])?.[1] ?? 0);
-    const text = cleanText(decodeEntities(decodeEntities(match[2].replace(/<[^>]+>/g, ''))));
+    const text = cleanText(decodeEntities(decodeEntities(replaceTags(match[2], '', { nonEmpty: true }))));
     if (text !== '' && Number.isFinite(start)) segments.push({ start, duration: Number.isFinite(duration) ? duration : 0, text });
   }
-  for (const match of body.matchAll(/<p\b([^>]*)>([\s\S]*?)<\/p>/g)) {
+  for (const match of elements(body, /<p\b/g, /<\/p>/g)) {
     matched = true;
     if (segments.length >= MAX_TRANSCRIPT_SEGMENTS) break;
     const start = Number(/\bt="(\d+)"/.exec(match[1])?.[1]);
     const duration = Number(/\bd="(\d+)"/.exec(match[1])?.[1] ?? 0);
-    const text = cleanText(decodeEntities(match[2].replace(/<[^>]+>/g, '')));
+    const text = cleanText(decodeEntities(replaceTags(match[2], '', { nonEmpty: true })));
     if (text !== '' && Number.isFinite(start)) segments.push({ start: seconds(start), duration: seconds(Number.isFinite(duration) ? duration : 0), text });
   }
   if (!matched && !/<(transcript|timedtext)\b/.test(body)) return null;

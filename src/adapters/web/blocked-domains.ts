@@ -9,6 +9,7 @@
 import { domainToASCII } from 'node:url';
 import { isIP } from 'node:net';
 import { parse } from 'tldts';
+import { trimTrailing } from '../../core/text.ts';
 
 /** The contract's list; WEB_BLOCKED_DOMAINS adds to it. */
 export const DEFAULT_BLOCKED_DOMAINS: readonly string[] = [
@@ -47,10 +48,11 @@ export function canonicalHostname(hostname: string): string | undefined {
   if (host.startsWith('[') && host.endsWith(']')) return host.slice(1, -1).toLowerCase();
   if (isIP(host) === 6) return host.toLowerCase();
   // Full-width and ideographic dots are label separators too (UTS #46), as browsers read them.
-  host = host.replace(/[\u3002\uFF0E\uFF61]/g, '.').replace(/\.+$/, '');
+  host = host.replace(/[\u3002\uFF0E\uFF61]/g, '.');
+  host = trimTrailing(host, '.');
   if (host === '') return undefined;
   const ascii = domainToASCII(host);
-  return ascii === '' ? undefined : ascii.replace(/\.+$/, '');
+  return ascii === '' ? undefined : trimTrailing(ascii, '.');
 }
 
 /** Throws a TypeError naming the entry when it is not a domain or `name.*`. */

@@ -7,6 +7,7 @@
  * so no transcoding library is needed.
  */
 import { declaredCharset } from '../kit/decode.ts';
+import { replaceSpans } from '../../core/text.ts';
 
 export interface DecodedText {
   text: string;
@@ -57,13 +58,19 @@ function sniffBom(bytes: Uint8Array): { encoding: string; length: number } | und
 }
 
 /** The charset a `<meta>` tag or an XML declaration announces in the first bytes, read as ASCII. */
-function prescanMeta(bytes: Uint8Array): string | undefined {
-  const head = Buffer.from(bytes.subarray(0, PRESCAN_BYTES)).toString('latin1').replace(/<!--[\s\S]*?-->/g, '');
+export function prescanMeta(bytes: Uint8Array): string | undefined {
+  // Comments out: `.replace(/<!--[\s\S]*?-->/g, '')`.
+  const head = replaceSpans(Buffer.from(bytes.subarray(0, PRESCAN_BYTES)).toString('latin1'), /<!--/g, '-->', '');
   const xml = /^\s*<\?xml[^>]*\bencoding\s*=\s*["']([^"']+)["']/i.exec(head);
   if (xml !== null) return xml[1];
-  for (const tag of head.matchAll(/<meta\b[^>]*>/gi)) {
-    const charset = /\bcharset\s*=\s*["']?\s*([^"'\s/>;]+)/i.exec(tag[0]);
+  // The tags `/<meta\b[^>]*>/gi` matches: each `<meta` up to the first `>` after it (none has one when the first has not).
+  const meta = /<meta\b/gi;
+  for (let start = meta.exec(head); start !== null; start = meta.exec(head)) {
+    const end = head.indexOf('>', meta.lastIndex);
+    if (end === -1) break;
+    const charset = /\bcharset\s*=\s*(?:["']\s*)?([^"'\s/>;]+)/i.exec(head.slice(start.index, end + 1));
     if (charset !== null) return charset[1];
+    meta.lastIndex = end + 1;
   }
   return undefined;
 }

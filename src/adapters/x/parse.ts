@@ -13,6 +13,7 @@ import { headerValue } from '../kit/decode.ts';
 import { firstItems, MAX_NESTED_ITEMS } from '../kit/limits.ts';
 import type { ParseOutcome, UpstreamResponse } from '../kit/types.ts';
 import type { MicroblogUser, PostItem, PostMedia } from './types.ts';
+import { elements, replaceTags } from '../../core/text.ts';
 
 type Json = Record<string, any>;
 
@@ -58,8 +59,8 @@ function decodeEntities(text: string): string {
 /** The client name out of `<a href="…" rel="nofollow">Twitter Web App</a>`; null when there is none. */
 export function sourceName(source: unknown): string | null {
   if (typeof source !== 'string' || source.trim() === '') return null;
-  const anchor = /<a\b[^>]*>([\s\S]*?)<\/a>/i.exec(source);
-  const text = decodeEntities((anchor ? anchor[1] : source).replace(/<[^>]*>/g, '')).trim();
+  const [anchor] = elements(source, /<a\b/gi, /<\/a>/gi);
+  const text = decodeEntities(replaceTags(anchor ? anchor[2] : source, '')).trim();
   return text === '' ? null : text;
 }
 

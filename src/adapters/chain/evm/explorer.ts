@@ -41,7 +41,19 @@ export interface ExplorerEntry {
   position: number;
 }
 
-const REFUSED = /rate limit|invalid api key|missing.*api.?key|api key|forbidden|banned|too many/i;
+/**
+ * An indexer's words for a refused key or rate, as the regular expression
+ * `rate limit|invalid api key|missing.*api.?key|api key|forbidden|banned|too many` (case-insensitive)
+ * finds them, in linear time: `api.?key` after `missing` on the same line is looked for after the
+ * first `missing` of each line (a later one finds no more).
+ */
+export function refused(reason: string): boolean {
+  if (/rate limit|invalid api key|api key|forbidden|banned|too many/i.test(reason)) return true;
+  return reason.split(/[\n\r\u2028\u2029]/).some((line) => {
+    const missing = /missing/i.exec(line);
+    return missing !== null && /api.?key/i.test(line.slice(missing.index + missing[0].length));
+  });
+}
 
 /** The rows of an answer, at most the `count` asked for (the `offset` sent): an indexer answering more is cut before its rows are read. */
 function parseList(body: string, status: number, count: number, read: (row: Record<string, string>) => ExplorerEntry): ParseOutcome<ExplorerEntry[]> {
@@ -52,7 +64,7 @@ function parseList(body: string, status: number, count: number, read: (row: Reco
   if (json.status === '1' && Array.isArray(json.result)) return { kind: 'ok', value: firstItems(json.result, count).map((row) => read(row as Record<string, string>)) };
   if (json.status === '0' && Array.isArray(json.result) && json.result.length === 0) return { kind: 'ok', value: [] };
   const reason = typeof json.result === 'string' ? json.result : String(json.message ?? 'unknown');
-  if (REFUSED.test(reason)) return { kind: 'blocked', reason: `indexer refused: ${reason.slice(0, 200)}` };
+  if (refused(reason)) return { kind: 'blocked', reason: `indexer refused: ${reason.slice(0, 200)}` };
   return { kind: 'changed', reason: `indexer error: ${reason.slice(0, 200)}` };
 }
 

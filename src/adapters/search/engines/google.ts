@@ -46,7 +46,22 @@ function buildRequest(params: SearchParams, { baseUrl }: RequestContext): Upstre
   };
 }
 
-const GOOGLE_HOSTS = /(^|\.)google\.[a-z.]+$/i;
+/**
+ * Google's hosts: `/(^|\.)google\.[a-z.]+$/i.test(hostname)` in linear time. Such a `google.` is in
+ * the trailing run of letters and dots, at its start (the hostname's) or after a dot, with at least
+ * one character after it.
+ */
+export function isGoogleHost(hostname: string): boolean {
+  let start = hostname.length;
+  while (start > 0 && /[a-z.]/i.test(hostname[start - 1])) start -= 1;
+  const tail = hostname.slice(start).toLowerCase();
+  for (let at = tail.indexOf('google.'); at !== -1; at = tail.indexOf('google.', at + 1)) {
+    if ((at === 0 ? start === 0 : tail[at - 1] === '.') && at + 'google.'.length < tail.length) return true;
+  }
+  return false;
+}
+
+const GOOGLE_HOSTS = { test: isGoogleHost };
 
 /** `/url?q=<target>` (or `url=`) is Google's click redirect. */
 function unwrapGoogle(pageUrl: string) {

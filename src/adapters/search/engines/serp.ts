@@ -42,7 +42,7 @@ export function epochDay(now: Date): number {
 
 
 /** True when `url` is served by the page's own origin or by one of the engine's hosts. */
-export function isEngineUrl(url: URL, pageUrl: string, hosts: RegExp): boolean {
+export function isEngineUrl(url: URL, pageUrl: string, hosts: { test(hostname: string): boolean }): boolean {
   if (hosts.test(url.hostname)) return true;
   try {
     return new URL(pageUrl).origin === url.origin;

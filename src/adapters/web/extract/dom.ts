@@ -187,16 +187,26 @@ function swallowedByTitle(head: DomElement | null, body: DomElement | null): boo
   for (const child of head.children) {
     if (child.localName !== 'title') continue;
     // The body's text is read only for such a title: reading it costs a walk of the whole page.
-    return /<\/?[a-z][^>]*>/i.test(child.textContent ?? '') && (body === null || (body.textContent ?? '').trim() === '');
+    return holdsTag(child.textContent ?? '') && (body === null || (body.textContent ?? '').trim() === '');
   }
   return false;
 }
 
+/** Whether `text` holds a tag: `/<\/?[a-z][^>]*>/i.test(text)`, a tag's start with a `>` after it. */
+export function holdsTag(text: string): boolean {
+  const start = /<\/?[a-z]/i.exec(text);
+  return start !== null && text.indexOf('>', start.index + start[0].length) !== -1;
+}
+
 /** The page with its unclosed `<title>` closed at the first tag after it, as lenient parsers (libxml2's) read it. */
-function closeTitle(html: string): string {
-  const start = /<title\b[^>]*>/i.exec(html);
+export function closeTitle(html: string): string {
+  // Where `/<title\b[^>]*>/i` ends its first match: the first `<title` has the first `>` after it,
+  // or no `<title` has one.
+  const start = /<title\b/i.exec(html);
   if (start === null) return html;
-  const end = start.index + start[0].length;
+  const tagEnd = html.indexOf('>', start.index + start[0].length);
+  if (tagEnd === -1) return html;
+  const end = tagEnd + 1;
   const nextTag = html.indexOf('<', end);
   return nextTag === -1 ? html : `${html.slice(0, nextTag)}</title>${html.slice(nextTag)}`;
 }

@@ -20,6 +20,7 @@
  */
 import { Readability } from '@mozilla/readability';
 import { BLOCK_TAG, bodyOf, collapsedLength, elementsByTagNames, elementsWhere, findDescendant, isSpaceCode, parseDocument, tagNamesUnder, type DomDocument, type DomElement, type DomNode } from './dom.ts';
+import { isWhitespace, replaceTags, trimEndWhile } from '../../../core/text.ts';
 
 /*
  * The elements below are told by their tag and attributes rather than by selectors: linkedom
@@ -377,7 +378,8 @@ class LinkedomReadability extends Readability<DomElement> {
 function styleValue(style: string, property: string): string | undefined {
   if (!style.includes(property)) return undefined;
   let value: string | undefined;
-  for (const rule of style.split(/\s*;\s*/)) {
+  // Each rule is trimmed below: splitting on `;` reads as `style.split(/\s*;\s*/)` does.
+  for (const rule of style.split(';')) {
     const colon = rule.indexOf(':');
     if (colon === -1 || rule.slice(0, colon).trim() !== property) continue;
     const declared = rule.slice(colon + 1).trim();
@@ -528,7 +530,7 @@ const CREDIT_LINE = /^\s*(foto|fotos|photo|photos|photograph|picture|bild|bilder
 const RIGHTS_LINE = /^\s*(©|\(c\)\s|copyright\b)|all rights reserved|alle rechte vorbehalten|tous droits réservés|todos los derechos reservados|tutti i diritti riservati|todos os direitos reservados|wszelkie prawa zastrzeżone|все права защищены|版权所有|無断転載/i;
 
 /** Headings that introduce what is not the article: related stories, further reading, comments, sharing. */
-const BOILERPLATE_HEADING = /^\s*(related|related (stories|articles|posts|content|news|links|coverage)|read more|read also|more (on|from|about|news|stories)|see also|you (may|might) (also )?(like|be interested)|recommended|most (read|popular|viewed)|popular|trending|latest news|top stories|comments?|no comments( yet)?|leave a (comment|reply)|share( this)?( article| story| post)?|tags|about the author|auch interessant|mehr zum thema|das könnte (dich|sie) (auch )?interessieren|lesen sie auch|weitere (artikel|beiträge|nachrichten|themen)|empfohlene beiträge|neueste artikel|kommentare|keine kommentare|kommentieren|über den autor|zum autor|à lire aussi|à lire également|lire aussi|voir aussi|sur le même sujet|articles similaires|commentaires|le puede interesar|te puede interesar|lee también|leer más|noticias relacionadas|relacionad[oa]s|comentarios|leia também|veja também|notícias relacionadas|leggi anche|potrebbe interessarti|articoli correlati|commenti|czytaj (też|także|również)|zobacz (też|także|również)|komentarze|читайте также|комментарии|похожие (статьи|новости)|関連記事|相关(文章|阅读|新闻)|相關(文章|新聞)|관련 ?기사|مقالات ذات صلة|اقرأ أيضا)\s*[:：.!?]?\s*$/i;
+export const BOILERPLATE_HEADING = /^\s*(related|related (stories|articles|posts|content|news|links|coverage)|read more|read also|more (on|from|about|news|stories)|see also|you (may|might) (also )?(like|be interested)|recommended|most (read|popular|viewed)|popular|trending|latest news|top stories|comments?|no comments( yet)?|leave a (comment|reply)|share( this)?( article| story| post)?|tags|about the author|auch interessant|mehr zum thema|das könnte (dich|sie) (auch )?interessieren|lesen sie auch|weitere (artikel|beiträge|nachrichten|themen)|empfohlene beiträge|neueste artikel|kommentare|keine kommentare|kommentieren|über den autor|zum autor|à lire aussi|à lire également|lire aussi|voir aussi|sur le même sujet|articles similaires|commentaires|le puede interesar|te puede interesar|lee también|leer más|noticias relacionadas|relacionad[oa]s|comentarios|leia também|veja também|notícias relacionadas|leggi anche|potrebbe interessarti|articoli correlati|commenti|czytaj (też|także|również)|zobacz (też|także|również)|komentarze|читайте также|комментарии|похожие (статьи|новости)|関連記事|相关(文章|阅读|新闻)|相關(文章|新聞)|관련 ?기사|مقالات ذات صلة|اقرأ أيضا)\s*(?:[:：.!?]\s*)?$/i;
 
 /** A line that sends the reader to another story ("Read also: …", "Lea: …", "Czytaj też: …"). */
 const TEASER_LINE = /^\s*(read (more|also)|see also|also read|related|more on this|lesen sie (auch|mehr)|mehr (dazu|zum thema)|auch interessant|lire (aussi|également)|à lire( aussi| également)?|voir aussi|lea( también)?|lee( también)?|mira|vea( también)?|le puede interesar|te puede interesar|leia( também| mais)?|veja( também)?|leggi anche|czytaj (też|także|również|więcej)|zobacz (też|także|również)|читайте (также|ещё|еще)|смотрите также)\s*[:：]/i;
@@ -875,7 +877,7 @@ function pruneBoilerplate(root: DomElement): void {
       continue;
     }
     if (length < 60) {
-      const label = text().replace(/[\s:.…-]+$/u, '');
+      const label = trimEndWhile(text(), (char) => char === ':' || char === '.' || char === '…' || char === '-' || isWhitespace(char));
       if (AD_LABEL.test(label) || CONTROL_LABEL.test(label)) {
         element.remove();
         continue;
@@ -1010,8 +1012,12 @@ export function findMainContent(document: DomDocument, options: { articleBody?: 
   return { element, title, wholePage: false };
 }
 
-/** Text for comparing the page's blocks with its JSON-LD: letters and digits only, lower case, entities and tags dropped. */
-const comparable = (text: string) => text.replace(/<[^>]*>|&[#\w]+;/g, ' ').toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+/**
+ * Text for comparing the page's blocks with its JSON-LD: letters and digits only, lower case,
+ * entities and tags dropped. Tags go first, then entities, as `/<[^>]*>|&[#\w]+;/g` takes them
+ * (the space a tag leaves is in no entity).
+ */
+export const comparable = (text: string) => replaceTags(text, ' ').replace(/&[#\w]+;/g, ' ').toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
 
 /**
  * The page's JSON-LD `articleBody` is the publisher's own article text: when the content holds it

@@ -19,6 +19,7 @@
  * of collapsed text, and everything is computed on that tree, each subtree's text at most once.
  */
 import type { DomElement, DomNode } from './dom.ts';
+import { lazySpans, replaceSpans, trimTrailing } from '../../../core/text.ts';
 
 // Markers that carry table cells and rows from the inner rules up to the table rule. Control
 // characters never kept in the output.
@@ -31,13 +32,31 @@ const ROW_END = '\u0006';
 const CELL_BREAK = '\u0007';
 const MARKERS = /[\u0002-\u0007]/g;
 
-function cellText(content: string): string {
-  return content.replace(MARKERS, ' ').replace(/\s*\n[\s\n]*/g, CELL_BREAK).replace(/\|/g, '\\|').replace(/^\u0007+|\u0007+$/g, '').trim();
+/** `text` with each run of whitespace that holds a line break replaced, as the regular expression `\s*\n[\s\n]*` (global) replaces it. */
+export const replaceLineBreakRuns = (text: string, replacement: string) => text.replace(/\s+/g, (run) => (run.includes('\n') ? replacement : run));
+
+/** `text` without CELL_BREAKs at either end: `text.replace(/^\u0007+|\u0007+$/g, '')`. */
+function trimCellBreaks(text: string): string {
+  let start = 0;
+  while (start < text.length && text[start] === CELL_BREAK) start += 1;
+  return trimTrailing(text.slice(start), CELL_BREAK);
 }
 
+/** A cell's text: markers gone, each run of whitespace with a line break a CELL_BREAK, pipes escaped. */
+export function cellText(content: string): string {
+  return trimCellBreaks(replaceLineBreakRuns(content.replace(MARKERS, ' '), CELL_BREAK).replace(/\|/g, '\\|')).trim();
+}
+
+/**
+ * `text` with each CELL_BREAK and the whitespace around it replaced, as the regular expression
+ * `\s*\u0007\s*` (global) replaces them: a run of whitespace and breaks becomes one replacement per break.
+ */
+export const replaceCellBreaks = (text: string, replacement: string) =>
+  text.replace(/[\s\u0007]+/g, (run) => (run.includes(CELL_BREAK) ? replacement.repeat(run.split(CELL_BREAK).length - 1) : run));
+
 /** A cell's text on one line (in a GFM table, or flattened into the cell of another table), or as paragraphs (a layout table's). */
-const oneLine = (text: string) => text.replace(/\s*\u0007\s*/g, ' ');
-const asParagraphs = (text: string) => text.replace(/\s*\u0007\s*/g, '\n\n');
+const oneLine = (text: string) => replaceCellBreaks(text, ' ');
+const asParagraphs = (text: string) => replaceCellBreaks(text, '\n\n');
 
 function span(node: DomElement, attribute: string): number {
   const value = Number.parseInt(node.getAttribute(attribute) ?? '1', 10);
@@ -57,6 +76,12 @@ function insideCell(node: DomElement): boolean {
 /** Whether a row or a cell is in a table: Readability turns some tables into a `div` and leaves their rows in it. */
 const inTable = (node: DomElement) => node.closest('table') !== null;
 
+const ROW_START = /\u0005([hd])\u0003/g;
+const CELL_START = /\u0002([hd]),(\d+),(\d+)\u0003/g;
+
+/** `content` with each row replaced by a space: `content.replace(/\u0005[hd]\u0003[\s\S]*?\u0006/g, ' ')`. */
+export const outsideRows = (content: string) => replaceSpans(content, ROW_START, ROW_END, ' ');
+
 interface Cell {
   header: boolean;
   colspan: number;
@@ -64,14 +89,15 @@ interface Cell {
   text: string;
 }
 
-function parseRows(content: string): Array<{ head: boolean; cells: Cell[] }> {
+export function parseRows(content: string): Array<{ head: boolean; cells: Cell[] }> {
   const rows: Array<{ head: boolean; cells: Cell[] }> = [];
-  for (const row of content.matchAll(/\u0005([hd])\u0003([\s\S]*?)\u0006/g)) {
+  // What `/\u0005([hd])\u0003([\s\S]*?)\u0006/g` and `/\u0002([hd]),(\d+),(\d+)\u0003([\s\S]*?)\u0004/g` match.
+  for (const row of lazySpans(content, ROW_START, ROW_END)) {
     const cells: Cell[] = [];
-    for (const cell of row[2].matchAll(/\u0002([hd]),(\d+),(\d+)\u0003([\s\S]*?)\u0004/g)) {
-      cells.push({ header: cell[1] === 'h', colspan: Number(cell[2]), rowspan: Number(cell[3]), text: cell[4] });
+    for (const { header: cell, content: text } of lazySpans(row.content, CELL_START, CELL_END)) {
+      cells.push({ header: cell[1] === 'h', colspan: Number(cell[2]), rowspan: Number(cell[3]), text });
     }
-    rows.push({ head: row[1] === 'h', cells });
+    rows.push({ head: row.header[1] === 'h', cells });
   }
   return rows;
 }
@@ -110,9 +136,12 @@ function grid(rows: Array<{ cells: Cell[] }>): string[][] {
   return lines;
 }
 
+/** Spaces before a `|` made one: `text.replace(/ {2,}\|/g, ' |')`, each run of spaces read once. */
+export const oneSpaceBeforePipes = (text: string) => text.replace(/ +\|?/g, (run) => (run.endsWith('|') ? ' |' : run));
+
 function renderTable(content: string, node: DomElement): string {
   const rows = parseRows(content);
-  const outside = content.replace(/\u0005[hd]\u0003[\s\S]*?\u0006/g, ' ').replace(MARKERS, ' ').trim();
+  const outside = outsideRows(content).replace(MARKERS, ' ').trim();
   const caption = outside === '' ? '' : `${outside}\n\n`;
   if (insideCell(node)) {
     const flat = rows.map((row) => row.cells.map((cell) => oneLine(cell.text)).filter((text) => text !== '').join(', ')).filter((text) => text !== '');
@@ -133,7 +162,7 @@ function renderTable(content: string, node: DomElement): string {
   const hasHeader = firstRow !== undefined && (firstRow.head || firstRow.cells.every((cell) => cell.header));
   const header = hasHeader ? lines[0] : Array.from({ length: columns }, () => '');
   const body = hasHeader ? lines.slice(1) : lines;
-  const format = (line: string[]) => `| ${line.map(oneLine).join(' | ')} |`.replace(/ {2,}\|/g, ' |');
+  const format = (line: string[]) => oneSpaceBeforePipes(`| ${line.map(oneLine).join(' | ')} |`);
   const table = [format(header), `| ${Array.from({ length: columns }, () => '---').join(' | ')} |`, ...body.map(format)].join('\n');
   return `\n\n${caption}${table}\n\n`;
 }
@@ -413,6 +442,23 @@ function writeElement(item: ElementItem, siblings: readonly Item[], index: numbe
   return space.leading + replacement(rule, content, item, siblings, index, elementIndex, writer) + space.trailing;
 }
 
+/**
+ * Whether inline code needs a space inside its delimiters: `/^`|^ .*?[^ ].* $|`$/.test(code)` in
+ * linear time. It starts or ends with a backtick, or it is wrapped in spaces around a character
+ * other than a space, with no line terminator between them but that character (`.` matches none).
+ */
+export function needsCodePadding(code: string): boolean {
+  if (code.startsWith('`') || code.endsWith('`')) return true;
+  if (code.length < 3 || code[0] !== ' ' || code[code.length - 1] !== ' ') return false;
+  let terminators = 0;
+  let nonSpace = false;
+  for (let i = 1; i < code.length - 1; i += 1) {
+    if (code[i] === '\n' || code[i] === '\r' || code[i] === '\u2028' || code[i] === '\u2029') terminators += 1;
+    if (code[i] !== ' ') nonSpace = true;
+  }
+  return terminators === 0 ? nonSpace : terminators === 1;
+}
+
 function replacement(rule: string, content: string, item: ElementItem, siblings: readonly Item[], index: number, elementIndex: number, writer: Writer): string {
   const node = item.element;
   switch (rule) {
@@ -488,7 +534,7 @@ function replacement(rule: string, content: string, item: ElementItem, siblings:
       if ((node.parentNode as DomNode | null)?.nodeName === 'PRE' && siblings.length === 1) return content;
       if (content === '') return '';
       const code = content.replace(/\r?\n|\r/g, ' ');
-      const extraSpace = /^`|^ .*?[^ ].* $|`$/.test(code) ? ' ' : '';
+      const extraSpace = needsCodePadding(code) ? ' ' : '';
       const runs: string[] = code.match(/`+/gm) ?? [];
       let delimiter = '`';
       while (runs.includes(delimiter)) delimiter += '`';
@@ -496,7 +542,7 @@ function replacement(rule: string, content: string, item: ElementItem, siblings:
     }
     default:
       if (HEADINGS.has(rule)) {
-        const text = content.replace(/\s*\n+\s*/g, ' ').trim();
+        const text = replaceLineBreakRuns(content, ' ').trim();
         if (text === '' || /^[\s#*_`~\\-]*$/.test(text)) return '';
         return `\n\n${'#'.repeat(Number(rule.charAt(1)))} ${text}\n\n`;
       }
@@ -526,7 +572,7 @@ function tidy(markdown: string): string {
       fence = opening;
       return line;
     }
-    return line.replace(/(\S) {2,}(?=\S)/g, '$1 ').replace(/[ \t]+$/, '');
+    return trimTrailing(line.replace(/(\S) {2,}(?=\S)/g, '$1 '), ' \t');
   });
   return lines.join('\n').replace(/\n{3,}/g, '\n\n').trim();
 }

@@ -30,7 +30,7 @@ export function blockText(root: DomElement): string {
     }
     if (tag === 'PRE') {
       flush();
-      const text = (element.textContent ?? '').replace(/\s+$/, '');
+      const text = (element.textContent ?? '').trimEnd();
       if (text.trim() !== '') lines.push(text);
       return;
     }
