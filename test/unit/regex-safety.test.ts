@@ -50,16 +50,6 @@ const ALLOWED: Allowed[] = [
     regex: String.raw`/--[^\n]*|\/\*[\s\S]*?\*\//y`,
     reason: "runs on the service's own migration scripts (src/storage/migrations), at start",
   },
-  {
-    file: 'adapters/site/urls.ts',
-    regex: String.raw`/\/+$/`,
-    reason: 'NOT SAFE, pending: src/adapters/site/urls.ts is being rewritten for issue 33 on its own; this entry fails as stale once that lands, delete it then',
-  },
-  {
-    file: 'adapters/site/urls.ts',
-    regex: 'new RegExp(pattern)',
-    reason: 'NOT SAFE, pending: src/adapters/site/urls.ts is being rewritten for issue 33 on its own; this entry fails as stale once that lands, delete it then',
-  },
 ];
 
 const SRC = path.resolve(import.meta.dirname, '../../src');

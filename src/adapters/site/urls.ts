@@ -5,6 +5,7 @@
 import { getDomain } from 'tldts';
 import { RE2JS } from 're2js';
 import { MAX_URL_LENGTH } from '../../core/limits.ts';
+import { trimTrailing } from '../../core/text.ts';
 
 /** Query parameters that only track the visitor: the same page with or without them. */
 const TRACKING_PARAMETERS = new Set(['gclid', 'dclid', 'fbclid', 'msclkid', 'yclid', 'igshid', 'mc_cid', 'mc_eid', '_ga', '_gl', 'ref_src']);
@@ -79,14 +80,9 @@ export function canonicalUrl(raw: string, base?: string): CanonicalUrl | null {
   return { url, key: `${origin}${withoutTrailingSlashes(parsed.pathname)}${query}` };
 }
 
-/**
- * A path without its trailing slashes (`/a//` → `/a`), the root kept as `/`. A loop, not
- * `/\/+$/`: that pattern retries from every slash of a run, which is quadratic in its length.
- */
+/** A path without its trailing slashes (`/a//` → `/a`), the root kept as `/`. */
 function withoutTrailingSlashes(path: string): string {
-  let end = path.length;
-  while (end > 1 && path.charCodeAt(end - 1) === 0x2f) end -= 1;
-  return end === path.length ? path : path.slice(0, end);
+  return path.length > 1 ? trimTrailing(path, '/') || '/' : path;
 }
 
 /** A hostname as one site: lowercase, no trailing dot, no leading `www.`. */
