@@ -73,6 +73,9 @@ function youtube(hit: UpstreamHit): UpstreamAnswer {
       if (body.browseId === 'UCTwECeGqMZee77BjdoYtI2Q') return json(fixture('channel-videos-lockup.json'));
       if (body.browseId === 'UCsXVk37bltHxD1rDPwtNM8Q') return json(fixture('channel-videos-renderer.json'));
       if (body.browseId === 'UCoaO4U_p7G7AwalqSbGCZOA') return json(fixture('channel-removed.json'));
+      if (body.browseId === 'UCgridchannel00000000001') return json(fixture('channel-videos-grid.json'));
+      if (body.continuation === 'GRID-CHANNEL-PAGE-2') return json(fixture('channel-continuation-grid.json'));
+      if (body.browseId === 'UCunknownlayout000000001') return json(fixture('channel-unknown-layout.json'));
       return json(fixture('browse-invalid-argument.json'), 400);
     default:
       return { status: 404, body: 'no such path' };
@@ -105,6 +108,22 @@ const balance = (id: number) => service.services.ledger.balance(id, 'scraping');
 const innertube = () => upstream.hits.filter((hit) => hit.path.startsWith('/youtubei/'));
 const UNAVAILABLE = { message: 'The upstream service is unavailable, please retry.' };
 const NOT_FOUND = { message: 'Not found.' };
+const history = async (token: string) =>
+  (await service.call('GET', '/requests?per_page=20', { token })).body.data.map((row: { endpoint: string; status: number; credits: number }) => [row.endpoint, row.status, row.credits]);
+
+/** The youtube calls' verdicts while `run` runs (what the metrics and the drift report count). */
+async function verdictsOf(run: () => Promise<void>): Promise<string[]> {
+  const verdicts: string[] = [];
+  const stop = service.services.capabilities.observeUpstreams((event) => {
+    if (event.type === 'call' && event.upstream === 'youtube') verdicts.push(`${event.operation}:${event.verdict}`);
+  });
+  try {
+    await run();
+  } finally {
+    stop();
+  }
+  return verdicts;
+}
 
 describe('validation (422, nothing charged, YouTube not asked)', () => {
   test('url or id, exactly one, each readable', async () => {
@@ -415,6 +434,40 @@ describe('/v1/video/channel', () => {
       assert.deepEqual(r.body, NOT_FOUND);
     }
     assert.equal(await balance(u.id), 10);
+  });
+});
+
+describe('/v1/video/channel: layout generations', () => {
+  test('the older grid layout (c4TabbedHeaderRenderer, gridVideoRenderer) gives its videos and its next page; 10 credits a page', async () => {
+    const u = await service.user({ scraping: 100 });
+    const first = await call('/v1/video/channel', u.token, { id: 'UCgridchannel00000000001' });
+    assert.equal(first.status, 200, first.text);
+    assert.equal(first.body.response.channel.name, 'Old Grid Channel');
+    assert.equal(first.body.response.channel.handle, '@oldgridchannel');
+    assert.equal(first.body.response.channel.video_count, 1024);
+    assert.deepEqual(first.body.response.videos.map((v: { id: string; duration_seconds: number; view_count: number; is_live: boolean }) => [v.id, v.duration_seconds, v.view_count, v.is_live]), [
+      ['gRidVideo01', 725, 12345, false],
+      ['gRidVideo02', 3723, 1204551, false],
+      ['gRidVideo03', null, null, true],
+    ]);
+    const second = await call('/v1/video/channel', u.token, { id: 'UCgridchannel00000000001', next_page_token: first.body.pagination.next_page_token });
+    assert.equal(second.status, 200, second.text);
+    assert.equal(second.body.response.channel.id, 'UCgridchannel00000000001');
+    assert.deepEqual(second.body.response.videos.map((v: { id: string }) => v.id), ['gRidVideo04', 'gRidVideo05']);
+    assert.ok(second.body.pagination.next_page_token);
+    assert.equal(await balance(u.id), 80);
+  });
+
+  test('a Videos tab no parser knows → 502 (changed), not charged, recorded with 0 credits', async () => {
+    const u = await service.user({ scraping: 10 });
+    const verdicts = await verdictsOf(async () => {
+      const r = await call('/v1/video/channel', u.token, { id: 'UCunknownlayout000000001' });
+      assert.equal(r.status, 502, r.text);
+      assert.deepEqual(r.body, UNAVAILABLE);
+    });
+    assert.deepEqual(verdicts, ['browse:changed']);
+    assert.equal(await balance(u.id), 10);
+    assert.deepEqual(await history(u.token), [['/v1/video/channel', 502, 0]]);
   });
 });
 

@@ -366,6 +366,117 @@ test('comments: threads whose entities are missing are drift, not empty comments
   assert.equal(parseComments(answer('{"contents":{}}')).kind, 'changed');
 });
 
+
+// ---------------------------------------------------------------- layout generations (issue 39)
+
+test('channel: the older grid generation (c4TabbedHeaderRenderer, gridRenderer of gridVideoRenderer) is read, not 0 videos', () => {
+  const page = ok(parseChannel(recorded('channel-videos-grid.json')));
+  assert.deepEqual(page.channel, {
+    id: 'UCgridchannel00000000001',
+    name: 'Old Grid Channel',
+    handle: '@oldgridchannel',
+    url: 'https://www.youtube.com/channel/UCgridchannel00000000001',
+    description: 'Recordings from the grid years.',
+    subscriber_count: null, // "48.2K subscribers": rounded
+    video_count: 1024,
+    avatar_url: 'https://yt3.ggpht.com/old-grid-avatar=s48-c-k-c0x00ffffff-no-rj',
+  });
+  assert.deepEqual(page.items, [
+    {
+      type: 'video',
+      id: 'gRidVideo01',
+      url: 'https://www.youtube.com/watch?v=gRidVideo01',
+      title: 'How the old grid looked',
+      channel: null,
+      duration_seconds: 725,
+      view_count: 12345,
+      published_text: '2 years ago',
+      description_snippet: null,
+      thumbnail_url: 'https://i.ytimg.com/vi/gRidVideo01/hqdefault.jpg',
+      is_live: false,
+    },
+    {
+      type: 'video',
+      id: 'gRidVideo02',
+      url: 'https://www.youtube.com/watch?v=gRidVideo02',
+      title: 'A longer talk',
+      channel: null,
+      duration_seconds: 3723,
+      view_count: 1204551,
+      published_text: '3 years ago',
+      description_snippet: null,
+      thumbnail_url: 'https://i.ytimg.com/vi/gRidVideo02/hqdefault.jpg',
+      is_live: false,
+    },
+    {
+      type: 'video',
+      id: 'gRidVideo03',
+      url: 'https://www.youtube.com/watch?v=gRidVideo03',
+      title: 'Live now from the studio',
+      channel: null,
+      duration_seconds: null,
+      view_count: null, // "87 watching" counts viewers, not views
+      published_text: null,
+      description_snippet: null,
+      thumbnail_url: 'https://i.ytimg.com/vi/gRidVideo03/hqdefault.jpg',
+      is_live: true,
+    },
+  ]);
+  assert.equal(page.continuation, 'GRID-CHANNEL-PAGE-2');
+});
+
+test('channel: every generation of the Videos tab gives its videos (rich grid of lockups, rich grid of videoRenderers, grid)', () => {
+  for (const [name, first] of [['channel-videos-lockup.json', 'BD-LB23rRBE'], ['channel-videos-renderer.json', 'D0WQK7cMJn8'], ['channel-videos-grid.json', 'gRidVideo01']]) {
+    const page = ok(parseChannel(recorded(name)));
+    assert.ok(page.items.length >= 3, name);
+    assert.equal(page.items[0].id, first, name);
+    assert.ok(page.continuation, name);
+  }
+});
+
+test('channel: the older continuation (continuationContents.gridContinuation, nextContinuationData)', () => {
+  const more = ok(parseChannelContinuation(recorded('channel-continuation-grid.json')));
+  assert.deepEqual(more.items.map((v) => [v.id, v.duration_seconds, v.view_count, v.published_text]), [
+    ['gRidVideo04', 42, 0, '4 years ago'],
+    ['gRidVideo05', 213, 1, 'Streamed 5 years ago'],
+  ]);
+  assert.equal(more.continuation, 'GRID-CHANNEL-PAGE-3');
+});
+
+test('channel: a Videos tab in a layout no parser knows is drift, never the channel with 0 videos', () => {
+  const outcome = parseChannel(recorded('channel-unknown-layout.json'));
+  assert.equal(outcome.kind, 'changed');
+  assert.match(outcome.kind === 'changed' ? outcome.reason ?? '' : '', /feedGridViewModel/);
+  // A grid holding only items of an unknown kind is drift too.
+  const grid = JSON.parse(fixture('channel-videos-grid.json'));
+  const tab = grid.contents.twoColumnBrowseResultsRenderer.tabs[1].tabRenderer;
+  tab.content.sectionListRenderer.contents[0].itemSectionRenderer.contents[0].gridRenderer.items = [{ gridVideoViewModel: { videoId: 'gRidVideo01' } }];
+  assert.equal(parseChannel(answer(JSON.stringify(grid))).kind, 'changed');
+  // A section with no grid and no video (only a continuation to load one) is not a tab we know.
+  tab.content.sectionListRenderer.contents = [{ itemSectionRenderer: { contents: [{ continuationItemRenderer: { continuationEndpoint: { continuationCommand: { token: 'LAZY' } } } }] } }];
+  assert.equal(parseChannel(answer(JSON.stringify(grid))).kind, 'changed');
+  // Another tab than Videos answered while the channel has one: drift.
+  const other = JSON.parse(fixture('channel-videos-grid.json'));
+  other.contents.twoColumnBrowseResultsRenderer.tabs[1].tabRenderer.selected = false;
+  other.contents.twoColumnBrowseResultsRenderer.tabs[0].tabRenderer.selected = true;
+  assert.equal(parseChannel(answer(JSON.stringify(other))).kind, 'changed');
+  // No tab selected at all: drift.
+  other.contents.twoColumnBrowseResultsRenderer.tabs[0].tabRenderer.selected = false;
+  assert.equal(parseChannel(answer(JSON.stringify(other))).kind, 'changed');
+});
+
+test('channel: no Videos tab (Home shown) and a Videos tab holding only its message are empty channels', () => {
+  const home = JSON.parse(fixture('channel-videos-grid.json'));
+  home.contents.twoColumnBrowseResultsRenderer.tabs.splice(1, 1);
+  home.contents.twoColumnBrowseResultsRenderer.tabs[0].tabRenderer.selected = true;
+  assert.deepEqual(ok(parseChannel(answer(JSON.stringify(home)))).items, []);
+  const message = JSON.parse(fixture('channel-videos-grid.json'));
+  message.contents.twoColumnBrowseResultsRenderer.tabs[1].tabRenderer.content.sectionListRenderer.contents = [
+    { itemSectionRenderer: { contents: [{ messageRenderer: { text: { simpleText: 'This channel has no videos.' } } }] } },
+  ];
+  assert.deepEqual(ok(parseChannel(answer(JSON.stringify(message)))), { ...ok(parseChannel(answer(JSON.stringify(message)))), items: [], continuation: null });
+});
+
 /** A small seeded generator, so a failure names a reproducible case. */
 function seeded(seed: number): () => number {
   let state = seed >>> 0;
@@ -393,6 +504,8 @@ test('missing fields: with any field removed, every parser answers an outcome (n
     ['channel-videos-renderer.json', parseChannel],
     ['comments-view-model.json', parseComments],
     ['comments-renderer.json', parseComments],
+    ['channel-videos-grid.json', parseChannel],
+    ['channel-continuation-grid.json', parseChannelContinuation],
     ['next-comments-entry.json', parseCommentsEntry],
     ['timedtext-json3.json', parseTimedText],
   ];

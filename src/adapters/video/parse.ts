@@ -14,6 +14,7 @@ import {
   findAll,
   isBotCheck,
   isObject,
+  legacyContinuation,
   objectAt,
   openDocument,
   rawInteger,
@@ -388,6 +389,18 @@ function isLiveBadge(renderer: Json): boolean {
   return findAll(renderer, 'metadataBadgeRenderer').some((b) => stringAt(b, 'style') === 'BADGE_STYLE_TYPE_LIVE_NOW') || findAll(renderer, 'thumbnailOverlayTimeStatusRenderer').some((o) => stringAt(o, 'style') === 'LIVE');
 }
 
+/** The duration badge on a thumbnail (`gridVideoRenderer` has no `lengthText`). */
+function overlayDuration(renderer: Json): number | null {
+  for (const overlay of findAll(arrayAt(renderer, 'thumbnailOverlays'), 'thumbnailOverlayTimeStatusRenderer')) {
+    const seconds = clockSeconds(textOf(objectAt(overlay, 'text')));
+    if (seconds !== null) return seconds;
+  }
+  return null;
+}
+
+/** Views from a count text; a live stream's "87 watching" counts viewers, not views. */
+const viewsOf = (text: string | undefined) => (text !== undefined && /\bwatching\b/i.test(text) ? null : exactCount(text));
+
 export function videoFromRenderer(renderer: Json): VideoItem | null {
   const id = stringAt(renderer, 'videoId');
   if (!id) return null;
@@ -398,8 +411,8 @@ export function videoFromRenderer(renderer: Json): VideoItem | null {
     url: watchUrl(id),
     title: textOf(objectAt(renderer, 'title')) ?? textOf(objectAt(renderer, 'headline')) ?? '',
     channel: runOwner(objectAt(renderer, 'ownerText')) ?? runOwner(objectAt(renderer, 'longBylineText')) ?? runOwner(objectAt(renderer, 'shortBylineText')),
-    duration_seconds: clockSeconds(textOf(objectAt(renderer, 'lengthText'))),
-    view_count: exactCount(textOf(objectAt(renderer, 'viewCountText'))),
+    duration_seconds: clockSeconds(textOf(objectAt(renderer, 'lengthText'))) ?? overlayDuration(renderer),
+    view_count: viewsOf(textOf(objectAt(renderer, 'viewCountText'))),
     published_text: textOf(objectAt(renderer, 'publishedTimeText')) ?? null,
     description_snippet: textOf(objectAt(renderer, 'descriptionSnippet')) ?? (snippet ? textOf(snippet) ?? null : null),
     thumbnail_url: thumbnailUrl(id),
@@ -516,6 +529,12 @@ function readItems(items: unknown[]): { results: SearchItem[]; unknown: string[]
       unknown.push(...inner.unknown);
       continue;
     }
+    if (kind === 'gridRenderer') {
+      const inner = readItems(arrayAt(value, 'items'));
+      results.push(...inner.results);
+      unknown.push(...inner.unknown);
+      continue;
+    }
     if (kind === 'shelfRenderer') {
       const inner = readItems([...arrayAt(value, 'content', 'verticalListRenderer', 'items'), ...arrayAt(value, 'content', 'expandedShelfContentsRenderer', 'items')]);
       results.push(...inner.results);
@@ -531,10 +550,10 @@ function readItems(items: unknown[]): { results: SearchItem[]; unknown: string[]
   return { results, unknown };
 }
 
-function itemPage<T extends SearchItem>(items: unknown[], keep: (item: SearchItem) => item is T, container: unknown): Outcome<ItemPage<T>> {
+function itemPage<T extends SearchItem>(items: unknown[], keep: (item: SearchItem) => item is T, continuation: string | null): Outcome<ItemPage<T>> {
   const { results, unknown } = readItems(items);
   if (results.length === 0 && unknown.length > 0) return changed(`no known result among ${[...new Set(unknown)].join(', ')}`);
-  return { kind: 'ok', value: { items: results.filter(keep), continuation: continuationToken(container) } };
+  return { kind: 'ok', value: { items: results.filter(keep), continuation } };
 }
 
 const anyItem = (_item: SearchItem): _item is SearchItem => true;
@@ -545,10 +564,10 @@ export function readSearch(json: Json): Outcome<ItemPage<SearchItem>> {
   const sections = objectAt(json, 'contents', 'twoColumnSearchResultsRenderer', 'primaryContents', 'sectionListRenderer');
   if (sections) {
     const contents = arrayAt(sections, 'contents');
-    return itemPage(contents, anyItem, contents.filter((c) => isObject(c) && 'continuationItemRenderer' in c));
+    return itemPage(contents, anyItem, listContinuation(contents, sections));
   }
   const continuation = continuationItems(json);
-  if (continuation.found) return itemPage(continuation.items, anyItem, continuation.items.filter((c) => isObject(c) && 'continuationItemRenderer' in c));
+  if (continuation.found) return itemPage(continuation.items, anyItem, listContinuation(continuation.items, undefined));
   return changed('search answer without twoColumnSearchResultsRenderer or continuation items');
 }
 
@@ -569,24 +588,26 @@ export function parseResolvedChannel(response: UpstreamResponse): Outcome<string
 
 function channelInfo(json: Json): ChannelInfo | null {
   const meta = objectAt(json, 'metadata', 'channelMetadataRenderer');
-  const id = stringAt(meta, 'externalId');
-  if (!meta || !id) return null;
+  const c4 = objectAt(json, 'header', 'c4TabbedHeaderRenderer');
+  // The older header carries the id and name itself when the metadata is missing.
+  const id = stringAt(meta, 'externalId') ?? stringAt(c4, 'channelId');
+  if (!id || (!meta && !c4)) return null;
   const texts: string[] = [];
   const header = objectAt(json, 'header', 'pageHeaderRenderer', 'content', 'pageHeaderViewModel');
   if (header) texts.push(...metadataParts(header));
-  const c4 = objectAt(json, 'header', 'c4TabbedHeaderRenderer');
   if (c4) for (const key of ['channelHandleText', 'subscriberCountText', 'videosCountText']) {
     const text = textOf(objectAt(c4, key));
     if (text) texts.push(text);
   }
   const ownerUrl = arrayAt(meta, 'ownerUrls').find((u): u is string => typeof u === 'string' && u.includes('/@'));
-  const handle = texts.find((t) => t.startsWith('@')) ?? (ownerUrl ? decodeURIComponent(ownerUrl.slice(ownerUrl.indexOf('/@') + 1)) : null);
+  const canonical = stringAt(c4, 'navigationEndpoint', 'browseEndpoint', 'canonicalBaseUrl');
+  const handle = texts.find((t) => t.startsWith('@')) ?? (ownerUrl ? decodeURIComponent(ownerUrl.slice(ownerUrl.indexOf('/@') + 1)) : canonical?.startsWith('/@') ? decodeURIComponent(canonical.slice(1)) : null);
   const subscribers = texts.find((t) => /subscribers?/i.test(t));
   const videos = texts.find((t) => /\bvideos?\b/i.test(t));
-  const avatar = arrayAt(meta, 'avatar', 'thumbnails').map((t) => stringAt(t, 'url')).find((u) => u !== undefined) ?? null;
+  const avatar = [...arrayAt(meta, 'avatar', 'thumbnails'), ...arrayAt(c4, 'avatar', 'thumbnails')].map((t) => stringAt(t, 'url')).find((u) => u !== undefined) ?? null;
   return {
     id,
-    name: stringAt(meta, 'title') ?? '',
+    name: stringAt(meta, 'title') ?? textOf(objectAt(c4, 'title')) ?? '',
     handle,
     url: channelUrl(id),
     description: stringAt(meta, 'description') ?? '',
@@ -596,29 +617,82 @@ function channelInfo(json: Json): ChannelInfo | null {
   };
 }
 
+/** Whether a channel tab is its Videos tab: its title (we ask in English), URL or browse params ("videos"). */
+function isVideosTab(tab: Json): boolean {
+  return (
+    textOf(tab.title) === 'Videos' ||
+    /\/videos$/.test(stringAt(tab, 'endpoint', 'commandMetadata', 'webCommandMetadata', 'url') ?? '') ||
+    (stringAt(tab, 'endpoint', 'browseEndpoint', 'params') ?? '').startsWith('EgZ2aWRlb3')
+  );
+}
+
+/** A list's continuation: its trailing `continuationItemRenderer`, else the older `continuations` of its renderer. */
+function listContinuation(items: unknown[], owner: Json | undefined): string | null {
+  return continuationToken(items.filter((c) => isObject(c) && 'continuationItemRenderer' in c)) ?? continuationToken({ continuations: owner?.continuations });
+}
+
+/**
+ * The uploads of a Videos tab, in the generations known: the rich grid (`richGridRenderer` of
+ * `richItemRenderer`s holding `videoRenderer`s or `lockupViewModel`s) and the older grid
+ * (`sectionListRenderer` → `itemSectionRenderer` → `gridRenderer` of `gridVideoRenderer`s). A tab
+ * holding only a message ("This channel has no videos.") is empty; anything else is drift.
+ */
+function videosTab(content: Json | undefined): Outcome<ItemPage<VideoItem>> {
+  const rich = objectAt(content, 'richGridRenderer');
+  if (rich) {
+    const contents = arrayAt(rich, 'contents');
+    return itemPage(contents, videoItem, listContinuation(contents, rich));
+  }
+  const sections = arrayAt(content, 'sectionListRenderer', 'contents');
+  if (sections.length > 0) {
+    const entries = sections.flatMap((section) => arrayAt(section, 'itemSectionRenderer', 'contents'));
+    const grids = entries.map((entry) => objectAt(entry, 'gridRenderer')).filter((grid): grid is Json => grid !== undefined);
+    if (grids.length > 0) {
+      const items = grids.flatMap((grid) => arrayAt(grid, 'items'));
+      const continuation = grids.map((grid) => listContinuation(arrayAt(grid, 'items'), grid)).find((token) => token !== null) ?? listContinuation(sections, undefined);
+      return itemPage(items, videoItem, continuation);
+    }
+    if (entries.length > 0 && entries.every((entry) => objectAt(entry, 'messageRenderer'))) return { kind: 'ok', value: { items: [], continuation: null } };
+    // Videos straight in the section (no grid) are read; a section with none is not a tab we know.
+    if (readItems(entries).results.some(videoItem)) return itemPage(entries, videoItem, listContinuation(entries, undefined));
+  }
+  return changed(`Videos tab in an unknown layout (${Object.keys(content ?? {}).join(', ') || 'no content'})`);
+}
+
 /** A channel's Videos tab (first page): the channel and its newest uploads. */
 export function readChannel(json: Json): Outcome<ChannelPage> {
   const alert = arrayAt(json, 'alerts').map((a) => objectAt(a, 'alertRenderer') ?? objectAt(a, 'alertWithButtonRenderer')).find((a) => stringAt(a, 'type') === 'ERROR');
   if (alert) return { kind: 'not_found', reason: textOf(objectAt(alert, 'text')) ?? 'channel unavailable' };
   const channel = channelInfo(json);
-  if (!channel) return changed('browse answer without channelMetadataRenderer');
-  const tabs = arrayAt(json, 'contents', 'twoColumnBrowseResultsRenderer', 'tabs');
+  if (!channel) return changed('browse answer without channelMetadataRenderer or c4TabbedHeaderRenderer');
+  const tabs = arrayAt(json, 'contents', 'twoColumnBrowseResultsRenderer', 'tabs')
+    .map((t) => objectAt(t, 'tabRenderer'))
+    .filter((t): t is Json => t !== undefined);
   if (tabs.length === 0) return changed('channel page without tabs');
-  const selected = tabs.map((t) => objectAt(t, 'tabRenderer')).find((t) => t?.selected === true);
-  // A channel without uploads has no Videos tab: YouTube then selects Home.
-  const grid = objectAt(selected, 'content', 'richGridRenderer');
-  if (!selected || !grid) return { kind: 'ok', value: { channel, items: [], continuation: null } };
-  const contents = arrayAt(grid, 'contents');
-  const page = itemPage(contents, videoItem, contents.filter((c) => isObject(c) && 'continuationItemRenderer' in c));
+  const selected = tabs.find((t) => t.selected === true);
+  if (!selected) return changed('channel page without a selected tab');
+  if (!isVideosTab(selected)) {
+    // A channel without uploads has no Videos tab: YouTube then shows Home. One that has the tab
+    // but answered another is not a page we know.
+    return tabs.some(isVideosTab) ? changed('the Videos tab was asked, another was answered') : { kind: 'ok', value: { channel, items: [], continuation: null } };
+  }
+  const page = videosTab(objectAt(selected, 'content'));
   return page.kind === 'ok' ? { kind: 'ok', value: { channel, ...page.value } } : page;
 }
 
 export const parseChannel = (response: UpstreamResponse): Outcome<ChannelPage> => withDocument(response, readChannel);
 
-export function readChannelContinuation(json: Json): Outcome<ItemPage<VideoItem>> {
+/** A later page of a list: the received actions' continuation items, or the older `continuationContents`. */
+function continuationPage<T extends SearchItem>(json: Json, keep: (item: SearchItem) => item is T, what: string): Outcome<ItemPage<T>> {
   const continuation = continuationItems(json);
-  if (!continuation.found) return changed('channel continuation without continuation items');
-  return itemPage(continuation.items, videoItem, continuation.items.filter((c) => isObject(c) && 'continuationItemRenderer' in c));
+  if (continuation.found) return itemPage(continuation.items, keep, listContinuation(continuation.items, undefined));
+  const legacy = legacyContinuation(json);
+  if (legacy) return itemPage(legacy.items, keep, listContinuation(legacy.items, undefined) ?? legacy.next);
+  return changed(`${what} continuation without continuation items`);
+}
+
+export function readChannelContinuation(json: Json): Outcome<ItemPage<VideoItem>> {
+  return continuationPage(json, videoItem, 'channel');
 }
 
 export const parseChannelContinuation = (response: UpstreamResponse): Outcome<ItemPage<VideoItem>> => withDocument(response, readChannelContinuation);
