@@ -523,6 +523,19 @@ describe('/v1/video/comments', () => {
     assert.equal(await balance(u.id), 7);
   });
 
+  test('comments in a generation no parser knows → 502 (changed), not 200 []; not charged, recorded with 0 credits', async () => {
+    const u = await service.user({ scraping: 10 });
+    overrides.set(`next:${COMMENTS_TOP}`, json(fixture('comments-unknown-layout.json')));
+    const verdicts = await verdictsOf(async () => {
+      const r = await call('/v1/video/comments', u.token, { id: 'xaQJbozY_Is' });
+      assert.equal(r.status, 502, r.text);
+      assert.deepEqual(r.body, UNAVAILABLE);
+    });
+    assert.deepEqual(verdicts, ['next:ok', 'comments:changed']);
+    assert.equal(await balance(u.id), 10);
+    assert.deepEqual(await history(u.token), [['/v1/video/comments', 502, 0]]);
+  });
+
   test('comment threads in an unknown layout → 502, not charged', async () => {
     const u = await service.user({ scraping: 10 });
     const broken = JSON.parse(fixture('comments-view-model.json'));

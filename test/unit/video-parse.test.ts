@@ -477,6 +477,48 @@ test('channel: no Videos tab (Home shown) and a Videos tab holding only its mess
   assert.deepEqual(ok(parseChannel(answer(JSON.stringify(message)))), { ...ok(parseChannel(answer(JSON.stringify(message)))), items: [], continuation: null });
 });
 
+test('comments: a generation no parser knows is drift, never an empty page', () => {
+  const outcome = parseComments(recorded('comments-unknown-layout.json'));
+  assert.equal(outcome.kind, 'changed');
+  assert.match(outcome.kind === 'changed' ? outcome.reason ?? '' : '', /commentThreadViewModel/);
+  // The header alone (a video without comments yet) is an empty page.
+  const header = JSON.parse(fixture('comments-unknown-layout.json'));
+  header.onResponseReceivedEndpoints.pop();
+  assert.deepEqual(ok(parseComments(answer(JSON.stringify(header)))).items, []);
+});
+
+test('comments: both generations, and the older continuation (continuationContents.itemSectionContinuation)', () => {
+  assert.equal(ok(parseComments(recorded('comments-view-model.json'))).items.length, 4);
+  assert.equal(ok(parseComments(recorded('comments-renderer.json'))).items.length, 2);
+  const renderer = JSON.parse(fixture('comments-renderer.json'));
+  const actions: Array<Record<string, { continuationItems?: object[] }>> = renderer.onResponseReceivedEndpoints ?? renderer.onResponseReceivedActions;
+  const threads = actions.flatMap((a) => Object.values(a).flatMap((v) => v.continuationItems ?? [])).filter((i) => 'commentThreadRenderer' in i);
+  const legacy = { continuationContents: { itemSectionContinuation: { contents: threads, continuations: [{ nextContinuationData: { continuation: 'LEGACY-COMMENTS-2' } }] } } };
+  const page = ok(parseComments(answer(JSON.stringify(legacy))));
+  assert.deepEqual(page.items.map((c) => c.id), ['UgzOldRendererComment1', 'UgzOldRendererComment2']);
+  assert.equal(page.continuation, 'LEGACY-COMMENTS-2');
+});
+
+test('comments entry: in the comments panel, off, a live chat, or drift when the section cannot be placed', () => {
+  const entry = JSON.parse(fixture('next-comments-entry.json'));
+  const section = entry.contents.twoColumnWatchNextResults.results.results.contents.pop();
+  // The same section in the comments panel (newer watch pages).
+  const panel = JSON.parse(JSON.stringify(entry));
+  panel.engagementPanels = [{ engagementPanelSectionListRenderer: { panelIdentifier: 'engagement-panel-comments-section', content: { sectionListRenderer: { contents: [section] } } } }];
+  assert.equal(ok(parseCommentsEntry(answer(JSON.stringify(panel)))).continuation, 'Eg0SC3hhUUpib3pZX0lzGAYyJSIRIgt4YVFKYm96WV9JczAAeAJCEGNvbW1lbnRzLXNlY3Rpb24%3D');
+  // A section with neither a continuation nor a message: drift.
+  const unknown = JSON.parse(fixture('next-comments-entry.json'));
+  unknown.contents.twoColumnWatchNextResults.results.results.contents[0].itemSectionRenderer.contents = [{ commentsEntryPointViewModel: { key: 'x' } }];
+  assert.equal(parseCommentsEntry(answer(JSON.stringify(unknown))).kind, 'changed');
+  // A video page with no comment section anywhere: drift, unless a live chat stands in for it.
+  const none = JSON.parse(fixture('next-primary-info.json'));
+  none.contents.twoColumnWatchNextResults.results.results.contents = none.contents.twoColumnWatchNextResults.results.results.contents.filter((c: object) => !('itemSectionRenderer' in c));
+  none.engagementPanels = [];
+  assert.equal(parseCommentsEntry(answer(JSON.stringify(none))).kind, 'changed');
+  none.contents.twoColumnWatchNextResults.conversationBar = { liveChatRenderer: { continuations: [] } };
+  assert.deepEqual(ok(parseCommentsEntry(answer(JSON.stringify(none)))), { continuation: null, hasVideo: true });
+});
+
 /** A small seeded generator, so a failure names a reproducible case. */
 function seeded(seed: number): () => number {
   let state = seed >>> 0;

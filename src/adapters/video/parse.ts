@@ -699,14 +699,32 @@ export const parseChannelContinuation = (response: UpstreamResponse): Outcome<It
 
 // ---------------------------------------------------------------- comments
 
-/** The watch page's way into its comments: the comment section's continuation. */
+const isCommentSection = (section: Json | undefined) => stringAt(section, 'sectionIdentifier') === 'comment-item-section' || stringAt(section, 'targetId') === 'comments-section';
+
+/**
+ * The watch page's way into its comments: the comment section's continuation, under the video
+ * or in the comments panel. A section holding only a message ("Comments are turned off") and a
+ * live stream's chat in place of comments have none; a section or page we cannot place is drift.
+ */
 export function readCommentsEntry(json: Json): Outcome<CommentsEntry> {
   const results = arrayAt(json, 'contents', 'twoColumnWatchNextResults', 'results', 'results', 'contents');
   if (!objectAt(json, 'contents', 'twoColumnWatchNextResults')) return changed('watch page without twoColumnWatchNextResults');
-  const section = results.map((r) => objectAt(r, 'itemSectionRenderer')).find((s) => stringAt(s, 'sectionIdentifier') === 'comment-item-section' || stringAt(s, 'targetId') === 'comments-section');
-  const hasVideo = findAll(json, 'videoPrimaryInfoRenderer').length > 0 || findAll(json, 'videoDescriptionHeaderRenderer').length > 0 || section !== undefined;
-  if (!section) return { kind: 'ok', value: { continuation: null, hasVideo } };
-  return { kind: 'ok', value: { continuation: continuationToken(section), hasVideo: true } };
+  const panel = findAll(json.engagementPanels, 'engagementPanelSectionListRenderer').find(
+    (p) => stringAt(p, 'panelIdentifier') === 'engagement-panel-comments-section' || stringAt(p, 'targetId') === 'engagement-panel-comments-section',
+  );
+  const sections = [...results.map((r) => objectAt(r, 'itemSectionRenderer')), ...findAll(objectAt(panel, 'content'), 'itemSectionRenderer')].filter(
+    (s): s is Json => s !== undefined && isCommentSection(s),
+  );
+  const hasVideo = findAll(json, 'videoPrimaryInfoRenderer').length > 0 || findAll(json, 'videoDescriptionHeaderRenderer').length > 0 || sections.length > 0;
+  if (!hasVideo) return { kind: 'ok', value: { continuation: null, hasVideo } };
+  for (const section of sections) {
+    const token = continuationToken(section);
+    if (token) return { kind: 'ok', value: { continuation: token, hasVideo: true } };
+  }
+  const off = sections.some((section) => arrayAt(section, 'contents').some((entry) => objectAt(entry, 'messageRenderer')));
+  const liveChat = objectAt(json, 'contents', 'twoColumnWatchNextResults', 'conversationBar', 'liveChatRenderer') !== undefined;
+  if (off || (sections.length === 0 && liveChat)) return { kind: 'ok', value: { continuation: null, hasVideo: true } };
+  return changed(sections.length === 0 ? 'watch page without a comment section' : 'comment section in an unknown layout');
 }
 
 export const parseCommentsEntry = (response: UpstreamResponse): Outcome<CommentsEntry> => withDocument(response, readCommentsEntry);
@@ -772,8 +790,13 @@ function sortTokens(items: unknown[]): CommentPage['sorts'] {
 }
 
 export function readComments(json: Json): Outcome<CommentPage> {
-  const continuation = continuationItems(json);
-  if (!continuation.found) return changed('comments answer without continuation items');
+  const received = continuationItems(json);
+  // The older answer: `continuationContents.itemSectionContinuation` with its own `continuations`.
+  const legacy = received.found ? null : legacyContinuation(json);
+  if (!received.found && !legacy) return changed('comments answer without continuation items');
+  // Its header (the sort menu) is the section's `header`, not an item.
+  const legacyHeader = objectAt(json, 'continuationContents', 'itemSectionContinuation', 'header');
+  const continuation = { items: legacy ? [...(legacyHeader ? [legacyHeader] : []), ...legacy.items] : received.items };
   const entities = new Map<string, Json>();
   for (const mutation of arrayAt(json, 'frameworkUpdates', 'entityBatchUpdate', 'mutations')) {
     const key = stringAt(mutation, 'entityKey');
@@ -782,7 +805,8 @@ export function readComments(json: Json): Outcome<CommentPage> {
   }
   const comments: Comment[] = [];
   let unreadable = 0;
-  let next: string | null = null;
+  const unknown = new Set<string>();
+  let next: string | null = legacy?.next ?? null;
   for (const item of continuation.items) {
     const thread = objectAt(item, 'commentThreadRenderer');
     if (thread) {
@@ -802,8 +826,11 @@ export function readComments(json: Json): Outcome<CommentPage> {
     }
     const more = objectAt(item, 'continuationItemRenderer');
     if (more) next = continuationToken({ continuationItemRenderer: more }) ?? next;
+    else if (isObject(item) && !objectAt(item, 'commentsHeaderRenderer')) unknown.add(Object.keys(item)[0] ?? 'an empty item');
   }
   if (comments.length === 0 && unreadable > 0) return changed(`${unreadable} comment threads in an unknown layout`);
+  // Items of a kind we do not know and no comment: a generation no parser reads, not "no comments".
+  if (comments.length === 0 && unknown.size > 0) return changed(`comments only in unknown items (${[...unknown].join(', ')})`);
   return { kind: 'ok', value: { items: comments, continuation: next, sorts: sortTokens(continuation.items) } };
 }
 
