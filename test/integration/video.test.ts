@@ -36,6 +36,7 @@ function players(videoId: string): UpstreamAnswer {
     xaQJbozY_Is: 'player-video.json',
     botbotbot01: 'player-bot-check.json',
     regionblock: 'player-region-blocked.json',
+    noDateVid01: 'player-no-date.json',
   };
   return json(files[videoId] ? fixture(files[videoId]) : fixture('player-unavailable.json'));
 }
@@ -55,6 +56,7 @@ function youtube(hit: UpstreamHit): UpstreamAnswer {
       if (body.videoId === 'M4gD1WSo5mA') return json(fixture('next-description-header.json'));
       if (body.videoId === 'xaQJbozY_Is') return json(fixture('next-comments-entry.json'));
       if (body.videoId === 'aqz-KE-bpKQ') return json(fixture('next-comments-off.json'));
+      if (body.videoId === 'noDateVid01') return json(fixture('next-primary-info.json'));
       if (body.continuation === COMMENTS_TOP) return json(fixture('comments-view-model.json'));
       if (body.continuation === COMMENTS_NEWEST || body.continuation === COMMENTS_PAGE_2) return json(fixture('comments-view-model-more.json'));
       return json('{"contents":{"twoColumnWatchNextResults":{"results":{"results":{"contents":[]}}}}}');

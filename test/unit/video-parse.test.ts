@@ -19,6 +19,7 @@ import {
   parseResolvedChannel,
   parseSearch,
   parseTimedText,
+  shownDate,
 } from '../../src/adapters/video/parse.ts';
 import { exactCount } from '../../src/adapters/video/innertube.ts';
 import type { CaptionTrack } from '../../src/adapters/video/types.ts';
@@ -69,9 +70,9 @@ test('player: a consent wall, a rate limit and HTML are blocks or drift, never a
 
 test('next: the like count from the primary-info generation (accessibility label) and from entity mutations (description-header generation)', () => {
   const primary = ok(parseNext(recorded('next-primary-info.json')));
-  assert.deepEqual(primary, { like_count: 5471574, view_count: 41613595, comment_count: null, chapters: [], generation: 'primary-info' });
+  assert.deepEqual(primary, { like_count: 5471574, view_count: 41613595, comment_count: null, chapters: [], published_at: '2019-08-24', generation: 'primary-info' });
   const header = ok(parseNext(recorded('next-description-header.json')));
-  assert.deepEqual(header, { like_count: 5471574, view_count: 41613595, comment_count: null, chapters: [], generation: 'description-header' });
+  assert.deepEqual(header, { like_count: 5471574, view_count: 41613595, comment_count: null, chapters: [], published_at: '2019-08-24', generation: 'description-header' });
 });
 
 test('player: thumbnails with their sizes as listed; the standard image when none is listed', () => {
@@ -519,6 +520,61 @@ test('comments entry: in the comments panel, off, a live chat, or drift when the
   assert.deepEqual(ok(parseCommentsEntry(answer(JSON.stringify(none)))), { continuation: null, hasVideo: true });
 });
 
+test('published_at: the player microformat, else the page microformat or a live start; the watch page shows the date as text', () => {
+  assert.equal(ok(parsePlayer(recorded('player-no-date.json'), 'noDateVid01')).published_at, null);
+  const page = JSON.parse(fixture('player-no-date.json'));
+  page.microformat.microformatDataRenderer = { publishDate: '2019-08-24T08:39:57-07:00' };
+  assert.equal(ok(parsePlayer(answer(JSON.stringify(page)), 'noDateVid01')).published_at, '2019-08-24T15:39:57.000000Z');
+  const live = JSON.parse(fixture('player-no-date.json'));
+  live.microformat.playerMicroformatRenderer.liveBroadcastDetails = { isLiveNow: true, startTimestamp: '2026-06-04T06:53:18+00:00' };
+  assert.equal(ok(parsePlayer(answer(JSON.stringify(live)), 'noDateVid01')).published_at, '2026-06-04T06:53:18.000000Z');
+  assert.equal(ok(parseNext(recorded('next-chaptered-bar.json'))).published_at, '2021-03-03');
+  assert.equal(ok(parseNext(recorded('next-description-header.json'))).published_at, '2019-08-24');
+  for (const [text, date] of [
+    ['Aug 24, 2019', '2019-08-24'],
+    ['24 Aug 2019', '2019-08-24'],
+    ['Premiered Mar 3, 2021', '2021-03-03'],
+    ['Streamed live on Dec 31, 2020', '2020-12-31'],
+    ['Started streaming on 4 Jun 2026', '2026-06-04'],
+    ['September 9, 2009', '2009-09-09'],
+    ['Streamed live 3 hours ago', null],
+    ['Feb 31, 2021', null],
+    ['Aug 99, 2021', null],
+    ['Sept 9, 2009', '2009-09-09'],
+    ['4 years ago', null],
+  ] as const) assert.equal(shownDate(text), date, text);
+});
+
+test('chapters: the older chaptered player bar; the uploader\'s markers before YouTube\'s automatic ones', () => {
+  assert.deepEqual(ok(parseNext(recorded('next-chaptered-bar.json'))).chapters, [
+    { title: 'Begrüßung', start_seconds: 0 },
+    { title: 'Hauptteil', start_seconds: 30 },
+    { title: 'Fragen', start_seconds: 75 },
+  ]);
+  const json = JSON.parse(fixture('next-description-header.json'));
+  const chapter = (title: string, ms: number) => ({ chapterRenderer: { title: { simpleText: title }, timeRangeStartMillis: ms } });
+  json.playerOverlays = {
+    playerOverlayRenderer: {
+      decoratedPlayerBarRenderer: {
+        decoratedPlayerBarRenderer: {
+          playerBar: {
+            multiMarkersPlayerBarRenderer: {
+              markersMap: [
+                { key: 'AUTO_CHAPTERS', value: { chapters: [chapter('Auto one', 0), chapter('Auto two', 10000)] } },
+                { key: 'HEATSEEKER', value: { heatmap: { heatmapRenderer: { heatMarkers: [{ heatMarkerRenderer: { timeRangeStartMillis: 0, markerDurationMillis: 5000 } }] } } } },
+                { key: 'DESCRIPTION_CHAPTERS', value: { chapters: [chapter('Intro', 0), chapter('Main', 20000)] } },
+              ],
+            },
+          },
+        },
+      },
+    },
+  };
+  assert.deepEqual(ok(parseNext(answer(JSON.stringify(json)))).chapters, [{ title: 'Intro', start_seconds: 0 }, { title: 'Main', start_seconds: 20 }]);
+  json.playerOverlays.playerOverlayRenderer.decoratedPlayerBarRenderer.decoratedPlayerBarRenderer.playerBar.multiMarkersPlayerBarRenderer.markersMap.pop();
+  assert.deepEqual(ok(parseNext(answer(JSON.stringify(json)))).chapters, [{ title: 'Auto one', start_seconds: 0 }, { title: 'Auto two', start_seconds: 10 }]);
+});
+
 /** A small seeded generator, so a failure names a reproducible case. */
 function seeded(seed: number): () => number {
   let state = seed >>> 0;
@@ -548,6 +604,7 @@ test('missing fields: with any field removed, every parser answers an outcome (n
     ['comments-renderer.json', parseComments],
     ['channel-videos-grid.json', parseChannel],
     ['channel-continuation-grid.json', parseChannelContinuation],
+    ['next-chaptered-bar.json', parseNext],
     ['next-comments-entry.json', parseCommentsEntry],
     ['timedtext-json3.json', parseTimedText],
   ];

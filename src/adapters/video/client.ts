@@ -66,7 +66,8 @@ export class VideoClient {
         title: details.title,
         description: details.description,
         channel: details.channel,
-        published_at: details.published_at,
+        // The player's exact time; else the date the watch page shows.
+        published_at: details.published_at ?? page.value.published_at,
         duration_seconds: details.duration_seconds,
         view_count: details.view_count ?? page.value.view_count,
         like_count: page.value.like_count,

@@ -113,6 +113,28 @@ function captionTracks(json: Json): CaptionTrack[] {
   return found;
 }
 
+const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+
+/**
+ * The date a watch page shows in English ("Aug 24, 2019", "24 Aug 2019", "Premiered Aug 24, 2019",
+ * "Streamed live on …", "Started streaming on …") as YYYY-MM-DD; null for a relative text
+ * ("Streamed live 3 hours ago") or anything else.
+ */
+export function shownDate(text: string | undefined): string | null {
+  if (text === undefined) return null;
+  const monthFirst = /\b([A-Za-z]{3})[a-z]*\.? (\d{1,2}), (\d{4})\b/.exec(text);
+  const dayFirst = monthFirst ? null : /\b(\d{1,2}) ([A-Za-z]{3})[a-z]*\.? (\d{4})\b/.exec(text);
+  const parts = monthFirst ? [monthFirst[1], monthFirst[2], monthFirst[3]] : dayFirst ? [dayFirst[2], dayFirst[1], dayFirst[3]] : null;
+  if (!parts) return null;
+  const [month, day, year] = parts;
+  const index = MONTHS.indexOf(month.toLowerCase());
+  const date = `${year}-${String(index + 1).padStart(2, '0')}-${day.padStart(2, '0')}`;
+  if (index < 0) return null;
+  // A real calendar day only (no 31 Feb, no 99 Aug).
+  const time = Date.parse(`${date}T00:00:00Z`);
+  return !Number.isNaN(time) && new Date(time).toISOString().startsWith(date) ? date : null;
+}
+
 /** The player's thumbnail list (all sizes, as sent); the standard one when the player lists none. */
 function playerThumbnails(details: Json | undefined, micro: Json | undefined, id: string): Thumbnail[] {
   const listed = [...arrayAt(details, 'thumbnail', 'thumbnails'), ...(arrayAt(details, 'thumbnail', 'thumbnails').length === 0 ? arrayAt(micro, 'thumbnail', 'thumbnails') : [])];
@@ -146,6 +168,28 @@ export function chaptersFromDescription(description: string): Chapter[] {
   return chapters;
 }
 
+/**
+ * The publication time the player gives, in every place it has been seen: the player microformat's
+ * `publishDate`, then its `uploadDate`, the page microformat's (`microformatDataRenderer`), and a
+ * live stream's start.
+ */
+function publishedAt(json: Json): string | null {
+  const player = objectAt(json, 'microformat', 'playerMicroformatRenderer');
+  const page = objectAt(json, 'microformat', 'microformatDataRenderer');
+  const candidates = [
+    stringAt(player, 'publishDate'),
+    stringAt(player, 'uploadDate'),
+    stringAt(page, 'publishDate'),
+    stringAt(page, 'uploadDate'),
+    stringAt(player, 'liveBroadcastDetails', 'startTimestamp'),
+  ];
+  for (const candidate of candidates) {
+    const date = isoDate(candidate);
+    if (date) return date;
+  }
+  return null;
+}
+
 export function readPlayer(json: Json, videoId: string): Outcome<PlayerInfo> {
   const verdict = playabilityVerdict(json);
   if (verdict) return verdict;
@@ -168,7 +212,7 @@ export function readPlayer(json: Json, videoId: string): Outcome<PlayerInfo> {
       view_count: rawInteger(stringAt(details, 'viewCount') ?? stringAt(micro, 'viewCount')),
       keywords: arrayAt(details, 'keywords').filter((k): k is string => typeof k === 'string'),
       category: stringAt(micro, 'category') ?? null,
-      published_at: isoDate(stringAt(micro, 'publishDate') ?? stringAt(micro, 'uploadDate')),
+      published_at: publishedAt(json),
       is_live: details?.isLive === true || liveDetails?.isLiveNow === true,
       is_family_safe: typeof micro?.isFamilySafe === 'boolean' ? micro.isFamilySafe : null,
       is_unlisted: typeof micro?.isUnlisted === 'boolean' ? micro.isUnlisted : null,
@@ -240,14 +284,35 @@ function commentCount(json: Json): number | null {
   return null;
 }
 
-/** Chapters the watch page marks: the player bar's `chapterRenderer`s, else a chapters panel's markers. */
-function chaptersOfNext(json: Json): Chapter[] {
-  const fromBar: Chapter[] = [];
-  for (const chapter of findAll(objectAt(json, 'playerOverlays'), 'chapterRenderer')) {
+function chaptersOfBar(list: unknown): Chapter[] {
+  const chapters: Chapter[] = [];
+  for (const chapter of findAll(list, 'chapterRenderer')) {
     const title = textOf(objectAt(chapter, 'title'));
     const start = rawInteger(chapter.timeRangeStartMillis);
-    if (title !== undefined && start !== null) fromBar.push({ title, start_seconds: Math.floor(start / 1000) });
+    if (title !== undefined && start !== null) chapters.push({ title, start_seconds: Math.floor(start / 1000) });
   }
+  return chapters;
+}
+
+/**
+ * Chapters the watch page marks, in each generation: the player bar's markers map (the uploader's
+ * `DESCRIPTION_CHAPTERS` before YouTube's `AUTO_CHAPTERS`), the older `chapteredPlayerBarRenderer`,
+ * any other `chapterRenderer` of the player overlays; else a chapters panel's markers.
+ */
+function chaptersOfNext(json: Json): Chapter[] {
+  const overlays = objectAt(json, 'playerOverlays');
+  const markers = findAll(overlays, 'multiMarkersPlayerBarRenderer').flatMap((bar) => arrayAt(bar, 'markersMap'));
+  for (const key of ['DESCRIPTION_CHAPTERS', 'AUTO_CHAPTERS']) {
+    const entry = markers.find((marker) => stringAt(marker, 'key') === key);
+    const chapters = chaptersOfBar(objectAt(entry, 'value'));
+    if (chapters.length > 0) return chapters;
+  }
+  for (const bar of findAll(overlays, 'chapteredPlayerBarRenderer')) {
+    const chapters = chaptersOfBar(arrayAt(bar, 'chapters'));
+    if (chapters.length > 0) return chapters;
+  }
+  // Markers under another key (not the heat map, which holds no chapterRenderer).
+  const fromBar = chaptersOfBar(overlays);
   if (fromBar.length > 0) return fromBar;
   for (const panel of findAll(json.engagementPanels, 'engagementPanelSectionListRenderer')) {
     const identifier = stringAt(panel, 'panelIdentifier') ?? stringAt(panel, 'targetId') ?? '';
@@ -269,9 +334,18 @@ export function readNext(json: Json): Outcome<NextInfo> {
   const header = findAll(json, 'videoDescriptionHeaderRenderer')[0];
   if (!primary && !header) return changed('watch page without videoPrimaryInfoRenderer or videoDescriptionHeaderRenderer');
   const viewText = textOf(objectAt(primary, 'viewCount', 'videoViewCountRenderer', 'viewCount')) ?? textOf(objectAt(header, 'views'));
+  const page = objectAt(json, 'microformat', 'microformatDataRenderer');
+  const published = shownDate(textOf(objectAt(primary, 'dateText'))) ?? shownDate(textOf(objectAt(header, 'publishDate'))) ?? isoDate(stringAt(page, 'publishDate') ?? stringAt(page, 'uploadDate'));
   return {
     kind: 'ok',
-    value: { like_count: likeCount(json), view_count: exactCount(viewText), comment_count: commentCount(json), chapters: chaptersOfNext(json), generation: primary ? 'primary-info' : 'description-header' },
+    value: {
+      like_count: likeCount(json),
+      view_count: exactCount(viewText),
+      comment_count: commentCount(json),
+      chapters: chaptersOfNext(json),
+      published_at: published,
+      generation: primary ? 'primary-info' : 'description-header',
+    },
   };
 }
 

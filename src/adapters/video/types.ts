@@ -47,12 +47,14 @@ export interface Chapter {
   start_seconds: number;
 }
 
-/** What the watch page (`/next`) adds: counts, chapters, and which generation it was read from. */
+/** What the watch page (`/next`) adds: counts, chapters, the date it shows, and which generation it was read from. */
 export interface NextInfo {
   like_count: number | null;
   view_count: number | null;
   comment_count: number | null;
   chapters: Chapter[];
+  /** The date the page shows under the title ("Aug 24, 2019", "Premiered …"), as YYYY-MM-DD. */
+  published_at: string | null;
   generation: 'primary-info' | 'description-header';
 }
 
