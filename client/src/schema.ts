@@ -1202,7 +1202,7 @@ export interface paths {
         put?: never;
         /**
          * A video's transcript
-         * @description The captions of a video as timed segments and one joined text: the track in `language` when the video has one (a manual track before an auto-generated one), else the video's default track. Costs 3 credits; no transcript (or none in that language), and an unavailable video, answer 404; 404 and 502 are free.
+         * @description The captions of a video as timed segments and one joined text: the track in `language` when the video has one (a manual track before an auto-generated one), else the video's original track (its default one, manual before auto-generated). With `translate_to`, that track translated by YouTube (as its player offers). Costs 3 credits; no transcript at all, a translation YouTube does not offer, and an unavailable video answer 404; 404 and 502 are free.
          *
          *     Billed to the **scraping** balance, only on success.
          */
@@ -9696,10 +9696,15 @@ export interface operations {
                     /** @description The 11-character video id. */
                     id?: string;
                     /**
-                     * @description A BCP 47 language code (`en`, `pt-BR`); `en` also matches `en-GB`.
+                     * @description A BCP 47 language code (`en`, `pt-BR`); `en` also matches `en-GB`. A video without a track in that language gives its original track (`language` in the answer says which).
                      * @example en
                      */
                     language?: string;
+                    /**
+                     * @description Translate the track into this language, as YouTube's player does (`tlang`): when the track is translatable and YouTube offers the language. A track already in that language is given as it is.
+                     * @example de
+                     */
+                    translate_to?: string;
                     /**
                      * Format: uri
                      * @description Any YouTube video URL: watch?v=, youtu.be/, shorts/, live/, embed/, on www., m., music. or the bare domain.
@@ -9723,6 +9728,7 @@ export interface operations {
                      *         "language": "en",
                      *         "name": "English",
                      *         "auto_generated": false,
+                     *         "translated_from": null,
                      *         "segments": [
                      *           {
                      *             "start": 1.2,
@@ -9758,6 +9764,7 @@ export interface operations {
                                 text: string;
                             }[];
                             text: string;
+                            translated_from?: unknown;
                         };
                     };
                 };

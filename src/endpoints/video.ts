@@ -32,10 +32,14 @@ export const VIDEO_MESSAGES = {
   channelHandle: 'The handle must be a YouTube handle such as @name.',
   channelId: 'The id must be a YouTube channel id (UC followed by 22 characters).',
   language: 'The language must be a language code such as en or pt-BR.',
+  translateTo: 'The translate to must be a language code such as en or pt-BR.',
   channelRequired: 'The url field is required when none of handle / id are present.',
   invalidToken: 'The next page token is invalid.',
   otherScope: (what: string) => `The next page token does not belong to this ${what}.`,
 } as const;
+
+/** A BCP 47 language code as sent (`en`, `pt-BR`), trimmed; null otherwise. */
+const languageCode = (v: unknown) => (typeof v === 'string' && /^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$/.test(v.trim()) ? v.trim() : null);
 
 const videoFields = {
   url: {
@@ -175,16 +179,21 @@ export const videoTranscriptEndpoint = defineEndpoint({
   path: '/v1/video/transcript',
   summary: "A video's transcript",
   description: ({ credits }) =>
-    `The captions of a video as timed segments and one joined text: the track in \`language\` when the video has one (a manual track before an auto-generated one), else the video's default track. Costs ${credits('video_transcript')}; no transcript (or none in that language), and an unavailable video, answer 404; 404 and 502 are free.`,
+    `The captions of a video as timed segments and one joined text: the track in \`language\` when the video has one (a manual track before an auto-generated one), else the video's original track (its default one, manual before auto-generated). With \`translate_to\`, that track translated by YouTube (as its player offers). Costs ${credits('video_transcript')}; no transcript at all, a translation YouTube does not offer, and an unavailable video answer 404; 404 and 502 are free.`,
   tag: 'Video',
   input: 'body',
   schema: {
     fields: {
       ...videoFields,
       language: {
-        rules: [string(), parsed('language', (v) => (typeof v === 'string' && /^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$/.test(v.trim()) ? v.trim() : null), VIDEO_MESSAGES.language)],
-        description: 'A BCP 47 language code (`en`, `pt-BR`); `en` also matches `en-GB`.',
+        rules: [string(), parsed('language', languageCode, VIDEO_MESSAGES.language)],
+        description: "A BCP 47 language code (`en`, `pt-BR`); `en` also matches `en-GB`. A video without a track in that language gives its original track (`language` in the answer says which).",
         example: 'en',
+      },
+      translate_to: {
+        rules: [string(), parsed('translate_to', languageCode, VIDEO_MESSAGES.translateTo)],
+        description: "Translate the track into this language, as YouTube's player does (`tlang`): when the track is translatable and YouTube offers the language. A track already in that language is given as it is.",
+        example: 'de',
       },
     },
   },
@@ -199,6 +208,7 @@ export const videoTranscriptEndpoint = defineEndpoint({
         language: 'en',
         name: 'English',
         auto_generated: false,
+        translated_from: null,
         segments: [{ start: 1.2, duration: 2.16, text: 'All right, so here we are in front of the elephants' }],
         text: 'All right, so here we are in front of the elephants',
         available_languages: [{ language: 'en', name: 'English', auto_generated: false }],
@@ -208,7 +218,7 @@ export const videoTranscriptEndpoint = defineEndpoint({
   errors: ERRORS,
   async handler({ input, services, upstream }) {
     const id = input.url !== undefined ? input.url : input.id;
-    return { body: { response: settle(await services.capabilities.video().client.transcript(id, input.language, upstream)) } };
+    return { body: { response: settle(await services.capabilities.video().client.transcript(id, input.language, input.translate_to, upstream)) } };
   },
 });
 

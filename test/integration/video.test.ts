@@ -36,6 +36,7 @@ function players(videoId: string): UpstreamAnswer {
     xaQJbozY_Is: 'player-video.json',
     botbotbot01: 'player-bot-check.json',
     regionblock: 'player-region-blocked.json',
+    tRanslate01: 'player-translatable.json',
     noDateVid01: 'player-no-date.json',
   };
   return json(files[videoId] ? fixture(files[videoId]) : fixture('player-unavailable.json'));
@@ -57,6 +58,7 @@ function youtube(hit: UpstreamHit): UpstreamAnswer {
       if (body.videoId === 'xaQJbozY_Is') return json(fixture('next-comments-entry.json'));
       if (body.videoId === 'aqz-KE-bpKQ') return json(fixture('next-comments-off.json'));
       if (body.videoId === 'noDateVid01') return json(fixture('next-primary-info.json'));
+      if (body.videoId === 'tRanslate01') return json(fixture('next-chaptered-bar.json'));
       if (body.continuation === COMMENTS_TOP) return json(fixture('comments-view-model.json'));
       if (body.continuation === COMMENTS_NEWEST || body.continuation === COMMENTS_PAGE_2) return json(fixture('comments-view-model-more.json'));
       return json('{"contents":{"twoColumnWatchNextResults":{"results":{"results":{"contents":[]}}}}}');
@@ -138,6 +140,7 @@ describe('validation (422, nothing charged, YouTube not asked)', () => {
       ['/v1/video', { id: 'dQw4w9WgXc' }, { id: ['The id must be an 11-character YouTube video id.'] }],
       ['/v1/video', { url: 'https://youtu.be/dQw4w9WgXcQ', id: 'dQw4w9WgXcQ' }, { id: ['The id field prohibits url from being present.'] }],
       ['/v1/video/transcript', { id: 'dQw4w9WgXcQ', language: 'english please' }, { language: ['The language must be a language code such as en or pt-BR.'] }],
+      ['/v1/video/transcript', { id: 'dQw4w9WgXcQ', translate_to: 'german' }, { translate_to: ['The translate to must be a language code such as en or pt-BR.'] }],
       ['/v1/video/comments', { id: 'dQw4w9WgXcQ', sort: 'oldest' }, { sort: ['The selected sort is invalid.'] }],
       ['/v1/video/search', {}, { query: ['The query field is required.'] }],
       ['/v1/video/search', { query: 'x', type: 'short', sort: 'hot' }, { type: ['The selected type is invalid.'], sort: ['The selected sort is invalid.'] }],
@@ -222,6 +225,23 @@ describe('/v1/video', () => {
     assert.equal(await balance(u.id), 4);
   });
 
+  test('published_at from the watch page when the player gives no date; chapters from the older chaptered player bar', async () => {
+    const u = await service.user({ scraping: 10 });
+    const r = await call('/v1/video', u.token, { id: 'noDateVid01' });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.response.published_at, '2019-08-24');
+    const chaptered = await call('/v1/video', u.token, { id: 'tRanslate01' });
+    assert.equal(chaptered.status, 200, chaptered.text);
+    assert.equal(chaptered.body.response.published_at, '2021-03-04T10:00:00.000000Z', "the player's exact time first");
+    assert.deepEqual(chaptered.body.response.chapters, [{ title: 'Begrüßung', start_seconds: 0 }, { title: 'Hauptteil', start_seconds: 30 }, { title: 'Fragen', start_seconds: 75 }]);
+    assert.deepEqual(chaptered.body.response.captions, [
+      { language: 'de', name: 'German', auto_generated: false },
+      { language: 'de', name: 'German (auto-generated)', auto_generated: true },
+      { language: 'fr', name: 'French', auto_generated: false },
+    ]);
+    assert.equal(await balance(u.id), 4);
+  });
+
   for (const [name, id] of [['private', '8VajtrESJzA'], ['age-restricted', 'HsUATh_Nc2U'], ['region-blocked', 'regionblock'], ['removed', 'gonegonegon']] as const) {
     test(`a ${name} video → 404, not charged`, async () => {
       const u = await service.user({ scraping: 10 });
@@ -291,6 +311,7 @@ describe('/v1/video/transcript', () => {
       language: 'en',
       name: 'English',
       auto_generated: false,
+      translated_from: null,
       segments: [
         { start: 1.2, duration: 3.4, text: 'In the last segment we considered' },
         { start: 4.6, duration: 2.95, text: 'the protection of dramatic works.' },
@@ -318,9 +339,9 @@ describe('/v1/video/transcript', () => {
     assert.equal(caption.query.get('kind'), 'asr');
   });
 
-  test('no captions, or none in the language asked → 404; an empty caption answer → 502; none charged', async () => {
+  test('no captions, or a translation YouTube does not offer → 404; an empty caption answer → 502; none charged', async () => {
     const u = await service.user({ scraping: 10 });
-    for (const body of [{ id: 'aqz-KE-bpKQ' }, { id: 'M4gD1WSo5mA', language: 'fr' }, { id: '8VajtrESJzA' }]) {
+    for (const body of [{ id: 'aqz-KE-bpKQ' }, { id: 'tRanslate01', language: 'fr', translate_to: 'en' }, { id: 'tRanslate01', translate_to: 'ja' }, { id: '8VajtrESJzA' }]) {
       const r = await call('/v1/video/transcript', u.token, body);
       assert.equal(r.status, 404, JSON.stringify(body));
       assert.deepEqual(r.body, NOT_FOUND);
@@ -333,6 +354,39 @@ describe('/v1/video/transcript', () => {
       upstream.handle(youtube);
     }
     assert.equal(await balance(u.id), 10);
+  });
+});
+
+describe('/v1/video/transcript: fallback and translation', () => {
+  test('no track in the language asked: the original track (manual before auto-generated), not 404; 3 credits', async () => {
+    const u = await service.user({ scraping: 10 });
+    const r = await call('/v1/video/transcript', u.token, { id: 'tRanslate01', language: 'es' });
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual([r.body.response.language, r.body.response.name, r.body.response.auto_generated, r.body.response.translated_from], ['de', 'German', false, null]);
+    const [caption] = upstream.hits.filter((hit) => hit.path === '/api/timedtext');
+    assert.deepEqual([caption.query.get('lang'), caption.query.get('kind'), caption.query.get('tlang')], ['de', null, null]);
+    const english = await call('/v1/video/transcript', u.token, { id: 'M4gD1WSo5mA', language: 'fr' });
+    assert.equal(english.status, 200, english.text);
+    assert.deepEqual([english.body.response.language, english.body.response.auto_generated], ['en', false]);
+    assert.equal(await balance(u.id), 4);
+  });
+
+  test('translate_to: the track translated by YouTube (tlang), named in that language, its source said', async () => {
+    const u = await service.user({ scraping: 10 });
+    const r = await call('/v1/video/transcript', u.token, { url: 'https://youtu.be/tRanslate01', translate_to: 'en' });
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual([r.body.response.language, r.body.response.name, r.body.response.auto_generated, r.body.response.translated_from], ['en', 'English', false, 'de']);
+    assert.equal(r.body.response.segments.length, 3);
+    assert.deepEqual(r.body.response.available_languages.map((l: { language: string }) => l.language), ['de', 'de', 'fr']);
+    const [caption] = upstream.hits.filter((hit) => hit.path === '/api/timedtext');
+    assert.deepEqual([caption.query.get('lang'), caption.query.get('tlang'), caption.query.get('fmt')], ['de', 'en', 'json3']);
+    // A track already in that language is read as it is.
+    upstream.hits.length = 0;
+    const same = await call('/v1/video/transcript', u.token, { id: 'tRanslate01', language: 'fr', translate_to: 'fr' });
+    assert.equal(same.status, 200, same.text);
+    assert.deepEqual([same.body.response.language, same.body.response.translated_from], ['fr', null]);
+    assert.equal(upstream.hits.find((hit) => hit.path === '/api/timedtext')?.query.get('tlang'), null);
+    assert.equal(await balance(u.id), 4);
   });
 });
 

@@ -19,6 +19,7 @@ import {
   parseResolvedChannel,
   parseSearch,
   parseTimedText,
+  planTranscript,
   shownDate,
 } from '../../src/adapters/video/parse.ts';
 import { exactCount } from '../../src/adapters/video/innertube.ts';
@@ -163,7 +164,7 @@ test('transcripts: json3 and both XML forms give seconds and text', () => {
 });
 
 test('transcripts: the caller\'s language first (manual before auto-generated), else the default track', () => {
-  const track = (language: string, auto: boolean, isDefault = false): CaptionTrack => ({ language, name: language, auto_generated: auto, path: `/t/${language}/${auto}`, is_default: isDefault });
+  const track = (language: string, auto: boolean, isDefault = false): CaptionTrack => ({ language, name: language, auto_generated: auto, path: `/t/${language}/${auto}`, is_default: isDefault, is_translatable: true });
   const tracks = [track('de', true), track('de', false, true), track('en', true), track('pt-BR', false)];
   assert.equal(chooseTrack(tracks, 'de')?.path, '/t/de/false');
   assert.equal(chooseTrack(tracks, 'en')?.path, '/t/en/true');
@@ -575,6 +576,30 @@ test('chapters: the older chaptered player bar; the uploader\'s markers before Y
   assert.deepEqual(ok(parseNext(answer(JSON.stringify(json)))).chapters, [{ title: 'Auto one', start_seconds: 0 }, { title: 'Auto two', start_seconds: 10 }]);
 });
 
+test('transcripts: no track in the language asked falls back to the original track; translations YouTube offers', () => {
+  const player = ok(parsePlayer(recorded('player-translatable.json'), 'tRanslate01'));
+  assert.deepEqual(player.tracks.map((t) => [t.language, t.auto_generated, t.is_default, t.is_translatable]), [['de', false, true, true], ['de', true, false, true], ['fr', false, false, false]]);
+  assert.deepEqual(player.translation_languages.map((t) => `${t.language}:${t.name}`), ['en:English', 'fr:French', 'pt:Portuguese', 'zh-Hans:Chinese (Simplified)']);
+  const plan = (language?: string, translateTo?: string) => {
+    const chosen = planTranscript(player.tracks, player.translation_languages, language, translateTo);
+    return chosen && [chosen.track.language, chosen.track.auto_generated, chosen.translation?.language ?? null];
+  };
+  // No Spanish track, no translation asked: the original (German, manual before auto-generated).
+  assert.deepEqual(plan('es'), ['de', false, null]);
+  assert.deepEqual(plan('fr'), ['fr', false, null]);
+  assert.deepEqual(plan(), ['de', false, null]);
+  // Translated from the track chosen; a track already in that language as it is.
+  assert.deepEqual(plan(undefined, 'en'), ['de', false, 'en']);
+  assert.deepEqual(plan('es', 'EN'), ['de', false, 'en']);
+  assert.deepEqual(plan(undefined, 'zh'), ['de', false, 'zh-Hans']);
+  assert.deepEqual(plan(undefined, 'pt-BR'), ['de', false, 'pt']);
+  assert.deepEqual(plan(undefined, 'de-AT'), ['de', false, null]);
+  // A track YouTube does not translate, or a language it does not offer: none.
+  assert.equal(plan('fr', 'en'), null);
+  assert.equal(plan(undefined, 'ja'), null);
+  assert.equal(planTranscript([], player.translation_languages, 'en'), null);
+});
+
 /** A small seeded generator, so a failure names a reproducible case. */
 function seeded(seed: number): () => number {
   let state = seed >>> 0;
@@ -604,6 +629,7 @@ test('missing fields: with any field removed, every parser answers an outcome (n
     ['comments-renderer.json', parseComments],
     ['channel-videos-grid.json', parseChannel],
     ['channel-continuation-grid.json', parseChannelContinuation],
+    ['player-translatable.json', (r) => parsePlayer(r, 'tRanslate01')],
     ['next-chaptered-bar.json', parseNext],
     ['next-comments-entry.json', parseCommentsEntry],
     ['timedtext-json3.json', parseTimedText],

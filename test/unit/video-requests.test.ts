@@ -53,6 +53,9 @@ test('a caption track: its path and query on the base URL, asking for json3', ()
   assert.equal(url.origin, 'http://127.0.0.1:9999');
   assert.equal(url.pathname, '/api/timedtext');
   assert.deepEqual([url.searchParams.get('v'), url.searchParams.get('lang'), url.searchParams.get('kind'), url.searchParams.getAll('fmt')], ['M4gD1WSo5mA', 'en', 'asr', ['json3']]);
+  assert.equal(url.searchParams.get('tlang'), null, 'no translation unless asked');
+  const translated = new URL(timedTextAdapter.buildRequest({ path: '/api/timedtext?v=M4gD1WSo5mA&lang=de', translateTo: 'en' }, context).url);
+  assert.deepEqual([translated.searchParams.get('lang'), translated.searchParams.get('tlang'), translated.searchParams.get('fmt')], ['de', 'en', 'json3']);
   // A base URL with a path prefix keeps it.
   assert.equal(new URL(timedTextAdapter.buildRequest({ path: '/api/timedtext?v=a' }, context).url).pathname, '/yt/api/timedtext');
 });

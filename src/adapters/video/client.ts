@@ -6,7 +6,7 @@ import type { CallContext, CallOutcome } from '../kit/types.ts';
 import type { Upstream, UpstreamRuntime } from '../kit/runtime.ts';
 import type { PageTokens } from '../x/page-token.ts';
 import type { ChannelRef } from './ids.ts';
-import { chaptersFromDescription, chooseTrack } from './parse.ts';
+import { chaptersFromDescription, planTranscript } from './parse.ts';
 import {
   channelAdapter,
   channelContinuationAdapter,
@@ -84,12 +84,17 @@ export class VideoClient {
     };
   }
 
-  async transcript(videoId: string, language: string | undefined, context: CallContext): Promise<VideoResult<Transcript>> {
+  /**
+   * The transcript in `language` (else the original track), translated by YouTube into
+   * `translateTo` when asked (`planTranscript`).
+   */
+  async transcript(videoId: string, language: string | undefined, translateTo: string | undefined, context: CallContext): Promise<VideoResult<Transcript>> {
     const player = settle(await this.#upstream.call(playerAdapter, { videoId }, context));
     if (player.kind !== 'ok') return player;
-    const track = chooseTrack(player.value.tracks, language);
-    if (!track) return notFound;
-    const outcome = await this.#upstream.call(timedTextAdapter, { path: track.path }, context);
+    const plan = planTranscript(player.value.tracks, player.value.translation_languages, language, translateTo);
+    if (!plan) return notFound;
+    const { track, translation } = plan;
+    const outcome = await this.#upstream.call(timedTextAdapter, { path: track.path, ...(translation ? { translateTo: translation.language } : {}) }, context);
     // A track that reads empty has no transcript to give.
     if (outcome.kind === 'empty') return notFound;
     const segments = settle(outcome);
@@ -98,9 +103,10 @@ export class VideoClient {
       kind: 'ok',
       value: {
         id: videoId,
-        language: track.language,
-        name: track.name,
+        language: translation?.language ?? track.language,
+        name: translation?.name ?? track.name,
         auto_generated: track.auto_generated,
+        translated_from: translation ? track.language : null,
         segments: segments.value,
         text: segments.value.map((segment) => segment.text).join(' '),
         available_languages: player.value.tracks.map(({ language: code, name, auto_generated }) => ({ language: code, name, auto_generated })),

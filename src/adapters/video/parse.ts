@@ -41,6 +41,7 @@ import type {
   SearchItem,
   Thumbnail,
   TranscriptSegment,
+  TranslationLanguage,
   VideoItem,
 } from './types.ts';
 
@@ -108,8 +109,25 @@ function captionTracks(json: Json): CaptionTrack[] {
     }
     const kind = stringAt(track, 'kind');
     const vssId = stringAt(track, 'vssId') ?? '';
-    found.push({ language, name: textOf(objectAt(track, 'name')) ?? language, auto_generated: kind === 'asr' || vssId.startsWith('a.'), path, is_default: defaults.has(index) });
+    found.push({
+      language,
+      name: textOf(objectAt(track, 'name')) ?? language,
+      auto_generated: kind === 'asr' || vssId.startsWith('a.'),
+      path,
+      is_default: defaults.has(index),
+      is_translatable: isObject(track) && track.isTranslatable === true,
+    });
   });
+  return found;
+}
+
+/** The languages YouTube translates the translatable tracks into (one list for the whole player). */
+function translationLanguages(json: Json): TranslationLanguage[] {
+  const found: TranslationLanguage[] = [];
+  for (const entry of arrayAt(json, 'captions', 'playerCaptionsTracklistRenderer', 'translationLanguages')) {
+    const language = stringAt(entry, 'languageCode');
+    if (language) found.push({ language, name: textOf(objectAt(entry, 'languageName')) ?? language });
+  }
   return found;
 }
 
@@ -219,6 +237,7 @@ export function readPlayer(json: Json, videoId: string): Outcome<PlayerInfo> {
       thumbnails: playerThumbnails(details, micro, id),
       channel: { id: channelId, name: stringAt(details, 'author') ?? stringAt(micro, 'ownerChannelName') ?? null, url: channelId ? channelUrl(channelId) : null },
       tracks: captionTracks(json),
+      translation_languages: translationLanguages(json),
     },
   };
 }
@@ -447,6 +466,32 @@ export function chooseTrack(tracks: CaptionTrack[], language?: string): CaptionT
     return byManual(tracks.filter((t) => t.language === defaults[0].language));
   }
   return byManual(tracks);
+}
+
+const baseLanguage = (code: string) => code.toLowerCase().split('-')[0];
+
+/** What a transcript request reads: a track, and the language YouTube translates it into (or none). */
+export interface TranscriptPlan {
+  track: CaptionTrack;
+  translation: TranslationLanguage | null;
+}
+
+/**
+ * The track to read and its translation, as youtube-transcript-api chooses them: the track in
+ * `language` (see `chooseTrack`), else the original track (the default one, manual before
+ * auto-generated). With `translateTo`, a track already in that language is read as it is; any
+ * other is translated when YouTube offers it (the track is translatable and the language is in
+ * the player's list: an exact code first, else the same base language). Null when there is no
+ * track at all, or no such translation.
+ */
+export function planTranscript(tracks: CaptionTrack[], translations: TranslationLanguage[], language?: string, translateTo?: string): TranscriptPlan | null {
+  const track = (language !== undefined ? chooseTrack(tracks, language) : null) ?? chooseTrack(tracks);
+  if (!track) return null;
+  if (translateTo === undefined || baseLanguage(track.language) === baseLanguage(translateTo)) return { track, translation: null };
+  if (!track.is_translatable) return null;
+  const wanted = translateTo.toLowerCase();
+  const translation = translations.find((t) => t.language.toLowerCase() === wanted) ?? translations.find((t) => baseLanguage(t.language) === baseLanguage(wanted));
+  return translation ? { track, translation } : null;
 }
 
 // ---------------------------------------------------------------- items (search, channel)

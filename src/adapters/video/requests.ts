@@ -68,14 +68,18 @@ export const commentsAdapter: Adapter<{ continuation: string }, CommentPage> = {
   parse: (response) => parseComments(response),
 };
 
-/** A caption track: its path and query on the configured base, asking for the json3 form. */
-export const timedTextAdapter: Adapter<{ path: string }, TranscriptSegment[]> = {
+/**
+ * A caption track: its path and query on the configured base, asking for the json3 form, and
+ * for YouTube's translation into `translateTo` (`tlang`) when given.
+ */
+export const timedTextAdapter: Adapter<{ path: string; translateTo?: string }, TranscriptSegment[]> = {
   ...common,
   operation: 'timedtext',
-  buildRequest: ({ path }, { baseUrl }) => {
+  buildRequest: ({ path, translateTo }, { baseUrl }) => {
     // Relative to the base, so a base URL with a path prefix keeps it (as the InnerTube calls do).
     const url = new URL(path.replace(/^\/+/, ''), baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
     url.searchParams.set('fmt', 'json3');
+    if (translateTo !== undefined) url.searchParams.set('tlang', translateTo);
     return { url: url.toString(), method: 'GET', headers: { accept: 'application/json', 'accept-language': 'en-US,en;q=0.9', cookie: 'SOCS=CAI' } };
   },
   parse: (response) => parseTimedText(response),

@@ -17,6 +17,14 @@ export interface CaptionTrack extends TranscriptLanguage {
   path: string;
   /** The track the player would show by default (its audio track's default). */
   is_default: boolean;
+  /** YouTube translates this track (`tlang`) into any of the player's translation languages. */
+  is_translatable: boolean;
+}
+
+/** A language YouTube translates translatable tracks into. */
+export interface TranslationLanguage {
+  language: string;
+  name: string;
 }
 
 export interface PlayerInfo {
@@ -34,6 +42,7 @@ export interface PlayerInfo {
   thumbnails: Thumbnail[];
   channel: ChannelRefItem;
   tracks: CaptionTrack[];
+  translation_languages: TranslationLanguage[];
 }
 
 export interface Thumbnail {
@@ -91,6 +100,8 @@ export interface Transcript {
   language: string;
   name: string;
   auto_generated: boolean;
+  /** The track's own language when YouTube translated it into `language`; null otherwise. */
+  translated_from: string | null;
   segments: TranscriptSegment[];
   text: string;
   available_languages: TranscriptLanguage[];
