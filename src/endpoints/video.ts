@@ -1,7 +1,8 @@
 /**
- * The five video (YouTube) endpoints (docs/video.md): a video's details, its transcript, search,
- * a channel's uploads and a video's comments, read from InnerTube. Search, channel and comments
- * page with opaque tokens bound to the query, channel or video (and order) they came from.
+ * The six video (YouTube) endpoints (docs/video.md): a video's details, its transcript, search,
+ * a channel's uploads, a playlist's entries and a video's comments, read from InnerTube. Search,
+ * channel, playlist and comments page with opaque tokens bound to the query, channel, playlist or
+ * video (and order) they came from.
  * 404 (not found, private, removed, age-restricted, region-blocked) and 502 are free.
  */
 import { httpErrors, type FieldErrors } from '../core/errors.ts';
@@ -15,10 +16,13 @@ import {
   channelIdOrNull,
   channelRefFromUrl,
   channelScopeKey,
+  playlistId,
+  playlistIdFromUrl,
   videoId,
   videoIdFromUrl,
   type ChannelRef,
   type Comment,
+  type PlaylistVideoItem,
   type SearchItem,
   type Video,
   type VideoItem,
@@ -33,6 +37,8 @@ export const VIDEO_MESSAGES = {
   channelId: 'The id must be a YouTube channel id (UC followed by 22 characters).',
   language: 'The language must be a language code such as en or pt-BR.',
   translateTo: 'The translate to must be a language code such as en or pt-BR.',
+  playlistUrl: 'The url must be a YouTube playlist URL (with list=PL…, UU… or OLAK5uy_…).',
+  playlistId: 'The id must be a YouTube playlist id (PL…, UU…, OLAK5uy_…).',
   channelRequired: 'The url field is required when none of handle / id are present.',
   invalidToken: 'The next page token is invalid.',
   otherScope: (what: string) => `The next page token does not belong to this ${what}.`,
@@ -74,6 +80,13 @@ function channelRefOf(input: Record<string, unknown>): ChannelRef | null {
 const searchScope = (query: string, type: string | undefined, sort: string) => `video-search:${type ?? 'any'}:${sort}:${query}`;
 const channelScope = (ref: ChannelRef) => `video-channel:${channelScopeKey(ref)}`;
 const commentsScope = (id: string, sort: string) => `video-comments:${sort}:${id}`;
+const playlistScope = (id: string) => `video-playlist:${id}`;
+
+/** A playlist's id from `url` or `id` as sent (null when neither reads as one: already reported). */
+function playlistIdOf(input: Record<string, unknown>): string | null {
+  if (typeof input.url === 'string' && !isBlank(input.url)) return playlistIdFromUrl(input.url);
+  return playlistId(input.id);
+}
 
 const sentToken = (input: Record<string, unknown>): string | null =>
   typeof input.next_page_token === 'string' && input.next_page_token.trim() !== '' ? input.next_page_token.trim() : null;
@@ -321,6 +334,74 @@ export const videoChannelEndpoint = defineEndpoint({
   },
 });
 
+const EXAMPLE_PLAYLIST_VIDEO: PlaylistVideoItem = { ...EXAMPLE_ITEM, position: 1 };
+
+export const videoPlaylistEndpoint = defineEndpoint({
+  method: 'POST',
+  path: '/v1/video/playlist',
+  summary: "A playlist's videos",
+  description: ({ credits }) =>
+    `A YouTube playlist by URL (any with \`list=\`) or id (send exactly one): the playlist (title, description, owner, exact video and view counts or null) and its videos in order, one page at a time (up to 100); every page carries the playlist. Costs ${credits('video_playlist')}; an unknown, private or removed playlist (404) and 502 are free.`,
+  tag: 'Video',
+  input: 'body',
+  schema: {
+    fields: {
+      url: {
+        rules: [requiredWithout('id'), string(), url(), parsed('playlist_url', (v) => (typeof v === 'string' ? playlistIdFromUrl(v) : null), VIDEO_MESSAGES.playlistUrl)],
+        description: 'A YouTube URL with the playlist in `list=`: /playlist?list=…, a watch URL inside the playlist, youtu.be/…?list=….',
+        example: 'https://www.youtube.com/playlist?list=PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE',
+      },
+      id: {
+        rules: [parsed('playlist_id', playlistId, VIDEO_MESSAGES.playlistId, { describe: (s) => Object.assign(s, { type: 'string', pattern: '^(?:PL|UU|OLAK5uy_|EC|FL|LL|PU|UL|TL)[A-Za-z0-9_-]{10,64}$' }) }), prohibits('url')],
+        description: 'The playlist id (PL…, a channel\'s uploads UU…, an album OLAK5uy_…). Mixes (RD…) have no pages and are refused.',
+      },
+      next_page_token: tokenField,
+    },
+  },
+  async afterValidation({ input, services }, errors) {
+    if (errors.url || errors.id) return;
+    const id = playlistIdOf(input);
+    await checkToken(input, services, id ? playlistScope(id) : null, 'playlist', errors);
+  },
+  billing: { product: 'scraping', operation: 'video_playlist' },
+  history: true,
+  success: {
+    status: 200,
+    description: 'The playlist and one page of its videos.',
+    example: {
+      response: {
+        playlist: {
+          id: 'PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE',
+          url: 'https://www.youtube.com/playlist?list=PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE',
+          title: 'Licensing basics',
+          description: '',
+          channel: CHANNEL_REF,
+          video_count: 42,
+          view_count: 1234,
+        },
+        videos: [EXAMPLE_PLAYLIST_VIDEO],
+      },
+      pagination: { next_page_token: 'eyJjIjoi…' },
+    },
+  },
+  errors: ERRORS,
+  async handler({ input, services, upstream }) {
+    // The rules handed over the id, read from the URL or as sent.
+    const id = input.url !== undefined ? input.url : input.id;
+    const scope = playlistScope(id);
+    const continuation = await continuationOf(input, services, scope);
+    const client = services.capabilities.video().client;
+    if (continuation !== undefined) {
+      // Every page carries the playlist: read alongside the next page of videos.
+      const [first, more] = await Promise.all([client.playlist(id, upstream), client.playlistMore(continuation, upstream)]);
+      const page = settle(more);
+      return { body: { response: { playlist: settle(first).playlist, videos: page.items }, pagination: await pagination(services, page, scope) } };
+    }
+    const page = settle(await client.playlist(id, upstream));
+    return { body: { response: { playlist: page.playlist, videos: page.items }, pagination: await pagination(services, page, scope) } };
+  },
+});
+
 export const videoCommentsEndpoint = defineEndpoint({
   method: 'POST',
   path: '/v1/video/comments',
@@ -349,4 +430,4 @@ export const videoCommentsEndpoint = defineEndpoint({
   },
 });
 
-export const VIDEO_ENDPOINTS = [videoEndpoint, videoTranscriptEndpoint, videoSearchEndpoint, videoChannelEndpoint, videoCommentsEndpoint];
+export const VIDEO_ENDPOINTS = [videoEndpoint, videoTranscriptEndpoint, videoSearchEndpoint, videoChannelEndpoint, videoPlaylistEndpoint, videoCommentsEndpoint];

@@ -1,5 +1,5 @@
 /**
- * The five /v1/video* endpoints through the real server, against a fake YouTube on loopback
+ * The six /v1/video* endpoints through the real server, against a fake YouTube on loopback
  * serving the recorded InnerTube answers of test/fixtures/video on the real paths: field values,
  * every error mapping, pagination round trips and billing (only a 2xx is charged).
  */
@@ -22,6 +22,8 @@ const tokenOf = (item: any): string => item.continuationItemRenderer.continuatio
 const COMMENTS_PAGE_2 = tokenOf(load('comments-view-model.json').onResponseReceivedEndpoints[1].reloadContinuationItemsCommand.continuationItems.at(-1));
 const SEARCH_PAGE_2 = tokenOf(load('search-video-renderer.json').contents.twoColumnSearchResultsRenderer.primaryContents.sectionListRenderer.contents.at(-1));
 const CHANNEL_PAGE_2 = tokenOf(load('channel-videos-lockup.json').contents.twoColumnBrowseResultsRenderer.tabs.find((tab: any) => tab.tabRenderer?.selected).tabRenderer.content.richGridRenderer.contents.at(-1));
+
+const PLAYLIST = 'PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE';
 
 /** Per-test replacements of the fake's answers, by InnerTube endpoint and key (video id, query…). */
 const overrides = new Map<string, UpstreamAnswer>();
@@ -80,6 +82,12 @@ function youtube(hit: UpstreamHit): UpstreamAnswer {
       if (body.browseId === 'UCgridchannel00000000001') return json(fixture('channel-videos-grid.json'));
       if (body.continuation === 'GRID-CHANNEL-PAGE-2') return json(fixture('channel-continuation-grid.json'));
       if (body.browseId === 'UCunknownlayout000000001') return json(fixture('channel-unknown-layout.json'));
+      if (body.browseId === `VL${PLAYLIST}`) return json(fixture('playlist-page-header.json'));
+      if (body.continuation === 'PLAYLIST-PAGE-2') return json(fixture('playlist-continuation.json'));
+      if (body.browseId === 'VLUUgridchannel00000000001') return json(fixture('playlist-header-renderer.json'));
+      if (body.continuation === 'OLD-PLAYLIST-PAGE-2') return json(fixture('playlist-continuation-legacy.json'));
+      if (body.browseId === 'VLPL11111111111111111111111111111111') return json(fixture('playlist-not-found.json'));
+      if (body.browseId === 'VLPLunknownlayout0000000000000001') return json(fixture('playlist-unknown-layout.json'));
       return json(fixture('browse-invalid-argument.json'), 400);
     default:
       return { status: 404, body: 'no such path' };
@@ -141,6 +149,10 @@ describe('validation (422, nothing charged, YouTube not asked)', () => {
       ['/v1/video', { url: 'https://youtu.be/dQw4w9WgXcQ', id: 'dQw4w9WgXcQ' }, { id: ['The id field prohibits url from being present.'] }],
       ['/v1/video/transcript', { id: 'dQw4w9WgXcQ', language: 'english please' }, { language: ['The language must be a language code such as en or pt-BR.'] }],
       ['/v1/video/transcript', { id: 'dQw4w9WgXcQ', translate_to: 'german' }, { translate_to: ['The translate to must be a language code such as en or pt-BR.'] }],
+      ['/v1/video/playlist', {}, { url: ['The url field is required when id is not present.'] }],
+      ['/v1/video/playlist', { url: 'https://www.youtube.com/watch?v=dQw4w9WgXcQ' }, { url: ['The url must be a YouTube playlist URL (with list=PL…, UU… or OLAK5uy_…).'] }],
+      ['/v1/video/playlist', { id: 'RDdQw4w9WgXcQ' }, { id: ['The id must be a YouTube playlist id (PL…, UU…, OLAK5uy_…).'] }],
+      ['/v1/video/playlist', { url: `https://www.youtube.com/playlist?list=${PLAYLIST}`, id: PLAYLIST }, { id: ['The id field prohibits url from being present.'] }],
       ['/v1/video/comments', { id: 'dQw4w9WgXcQ', sort: 'oldest' }, { sort: ['The selected sort is invalid.'] }],
       ['/v1/video/search', {}, { query: ['The query field is required.'] }],
       ['/v1/video/search', { query: 'x', type: 'short', sort: 'hot' }, { type: ['The selected type is invalid.'], sort: ['The selected sort is invalid.'] }],
@@ -524,6 +536,72 @@ describe('/v1/video/channel: layout generations', () => {
     assert.deepEqual(verdicts, ['browse:changed']);
     assert.equal(await balance(u.id), 10);
     assert.deepEqual(await history(u.token), [['/v1/video/channel', 502, 0]]);
+  });
+});
+
+describe('/v1/video/playlist', () => {
+  test('by URL: the playlist and its videos in order, the next page by id with the playlist too; 10 credits a page', async () => {
+    const u = await service.user({ scraping: 100 });
+    const first = await call('/v1/video/playlist', u.token, { url: `https://www.youtube.com/watch?v=dPZTh2NKTm4&list=${PLAYLIST}&index=1` });
+    assert.equal(first.status, 200, first.text);
+    assert.deepEqual(first.body.response.playlist, {
+      id: PLAYLIST,
+      url: `https://www.youtube.com/playlist?list=${PLAYLIST}`,
+      title: 'Licensing basics',
+      description: 'What the six licences allow, one video each.',
+      channel: { id: 'UCTwECeGqMZee77BjdoYtI2Q', name: 'Creative Commons', url: 'https://www.youtube.com/channel/UCTwECeGqMZee77BjdoYtI2Q' },
+      video_count: 42,
+      view_count: 8402,
+    });
+    assert.deepEqual(first.body.response.videos.map((v: { position: number; id: string; duration_seconds: number }) => [v.position, v.id, v.duration_seconds]), [[1, 'dPZTh2NKTm4', 721], [2, 'BD-LB23rRBE', 4054], [3, 'zXhTF-T24fw', 300]]);
+    const browse = innertube().find((hit) => hit.path === '/youtubei/v1/browse')!;
+    assert.equal(JSON.parse(browse.body).browseId, `VL${PLAYLIST}`);
+    const token = first.body.pagination.next_page_token;
+    assert.match(token, /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/);
+
+    const second = await call('/v1/video/playlist', u.token, { id: PLAYLIST, next_page_token: token });
+    assert.equal(second.status, 200, second.text);
+    assert.equal(second.body.response.playlist.title, 'Licensing basics');
+    assert.deepEqual(second.body.response.videos.map((v: { position: number; id: string }) => [v.position, v.id]), [[101, 'ea1MAxH0KJc'], [102, 'CIFHx7_z3Vc']]);
+    assert.deepEqual(second.body.pagination, { next_page_token: null });
+    assert.equal(await balance(u.id), 80);
+
+    const hitsBefore = innertube().length;
+    const other = await call('/v1/video/playlist', u.token, { id: 'UUgridchannel00000000001', next_page_token: token });
+    assert.equal(other.status, 422);
+    assert.deepEqual(other.body.errors, { next_page_token: ['The next page token does not belong to this playlist.'] });
+    const channelToken = await call('/v1/video/channel', u.token, { id: 'UCTwECeGqMZee77BjdoYtI2Q', next_page_token: token });
+    assert.deepEqual(channelToken.body.errors, { next_page_token: ['The next page token does not belong to this channel.'] });
+    assert.equal(innertube().length, hitsBefore);
+    assert.equal(await balance(u.id), 80);
+  });
+
+  test('the older playlistHeaderRenderer generation and its older continuation', async () => {
+    const u = await service.user({ scraping: 100 });
+    const first = await call('/v1/video/playlist', u.token, { id: 'UUgridchannel00000000001' });
+    assert.equal(first.status, 200, first.text);
+    assert.equal(first.body.response.playlist.title, 'Uploads from Old Grid Channel');
+    assert.equal(first.body.response.playlist.video_count, 1024);
+    assert.deepEqual(first.body.response.videos.map((v: { id: string }) => v.id), ['gRidVideo01', 'privVideo01']);
+    const second = await call('/v1/video/playlist', u.token, { url: 'https://www.youtube.com/playlist?list=UUgridchannel00000000001', next_page_token: first.body.pagination.next_page_token });
+    assert.equal(second.status, 200, second.text);
+    assert.deepEqual(second.body.response.videos.map((v: { id: string }) => v.id), ['gRidVideo04']);
+    assert.equal(await balance(u.id), 80);
+  });
+
+  test('a playlist that does not exist → 404; one no parser knows → 502 (changed); neither charged, both recorded with 0 credits', async () => {
+    const u = await service.user({ scraping: 10 });
+    const gone = await call('/v1/video/playlist', u.token, { id: 'PL11111111111111111111111111111111' });
+    assert.equal(gone.status, 404, gone.text);
+    assert.deepEqual(gone.body, NOT_FOUND);
+    const verdicts = await verdictsOf(async () => {
+      const drift = await call('/v1/video/playlist', u.token, { id: 'PLunknownlayout0000000000000001' });
+      assert.equal(drift.status, 502, drift.text);
+      assert.deepEqual(drift.body, UNAVAILABLE);
+    });
+    assert.deepEqual(verdicts, ['browse:changed']);
+    assert.equal(await balance(u.id), 10);
+    assert.deepEqual(await history(u.token), [['/v1/video/playlist', 502, 0], ['/v1/video/playlist', 404, 0]]);
   });
 });
 

@@ -16,6 +16,8 @@ import {
   parseCommentsEntry,
   parseNext,
   parsePlayer,
+  parsePlaylist,
+  parsePlaylistContinuation,
   parseResolvedChannel,
   parseSearch,
   parseTimedText,
@@ -521,6 +523,84 @@ test('comments entry: in the comments panel, off, a live chat, or drift when the
   assert.deepEqual(ok(parseCommentsEntry(answer(JSON.stringify(none)))), { continuation: null, hasVideo: true });
 });
 
+test('playlist: the newer page header generation, its owner, exact counts, positions and the continuation', () => {
+  const page = ok(parsePlaylist(recorded('playlist-page-header.json'), 'PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE'));
+  assert.deepEqual(page.playlist, {
+    id: 'PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE',
+    url: 'https://www.youtube.com/playlist?list=PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE',
+    title: 'Licensing basics',
+    description: 'What the six licences allow, one video each.',
+    channel: { id: 'UCTwECeGqMZee77BjdoYtI2Q', name: 'Creative Commons', url: 'https://www.youtube.com/channel/UCTwECeGqMZee77BjdoYtI2Q' },
+    video_count: 42,
+    view_count: 8402,
+  });
+  assert.deepEqual(page.items[0], {
+    type: 'video',
+    id: 'dPZTh2NKTm4',
+    url: 'https://www.youtube.com/watch?v=dPZTh2NKTm4',
+    title: 'Creative Commons explained',
+    channel: { id: 'UCTwECeGqMZee77BjdoYtI2Q', name: 'Creative Commons', url: 'https://www.youtube.com/channel/UCTwECeGqMZee77BjdoYtI2Q' },
+    duration_seconds: 721,
+    view_count: 1234567,
+    published_text: '3 years ago',
+    description_snippet: null,
+    thumbnail_url: 'https://i.ytimg.com/vi/dPZTh2NKTm4/hqdefault.jpg',
+    is_live: false,
+    position: 1,
+  });
+  assert.deepEqual(page.items.map((v) => [v.position, v.id, v.duration_seconds, v.view_count]), [[1, 'dPZTh2NKTm4', 721, 1234567], [2, 'BD-LB23rRBE', 4054, 28], [3, 'zXhTF-T24fw', 300, null]]);
+  assert.equal(page.continuation, 'PLAYLIST-PAGE-2');
+  // Only the view model's byline names the owner: read from it.
+  const json = JSON.parse(fixture('playlist-page-header.json'));
+  delete json.sidebar;
+  assert.deepEqual(ok(parsePlaylist(answer(JSON.stringify(json)), 'PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE')).playlist.channel, page.playlist.channel);
+});
+
+test('playlist: the older playlistHeaderRenderer generation, an unavailable entry kept in its place', () => {
+  const page = ok(parsePlaylist(recorded('playlist-header-renderer.json'), 'UUgridchannel00000000001'));
+  assert.deepEqual(page.playlist, {
+    id: 'UUgridchannel00000000001',
+    url: 'https://www.youtube.com/playlist?list=UUgridchannel00000000001',
+    title: 'Uploads from Old Grid Channel',
+    description: 'Every upload, newest first.',
+    channel: { id: 'UCgridchannel00000000001', name: 'Old Grid Channel', url: 'https://www.youtube.com/channel/UCgridchannel00000000001' },
+    video_count: 1024,
+    view_count: 0,
+  });
+  assert.deepEqual(page.items.map((v) => [v.position, v.id, v.title, v.duration_seconds, v.channel?.id ?? null]), [
+    [1, 'gRidVideo01', 'How the old grid looked', 725, 'UCgridchannel00000000001'],
+    [2, 'privVideo01', '[Private video]', null, null],
+  ]);
+  assert.equal(page.continuation, 'OLD-PLAYLIST-PAGE-2');
+});
+
+test('playlist: later pages (received actions, and the older playlistVideoListContinuation)', () => {
+  const more = ok(parsePlaylistContinuation(recorded('playlist-continuation.json')));
+  assert.deepEqual(more.items.map((v) => [v.position, v.id, v.view_count, v.published_text]), [[101, 'ea1MAxH0KJc', 27, '13 days ago'], [102, 'CIFHx7_z3Vc', 0, '2 weeks ago']]);
+  assert.equal(more.continuation, null);
+  const legacy = ok(parsePlaylistContinuation(recorded('playlist-continuation-legacy.json')));
+  assert.deepEqual(legacy.items.map((v) => [v.position, v.id, v.duration_seconds]), [[101, 'gRidVideo04', 42]]);
+  assert.equal(legacy.continuation, 'OLD-PLAYLIST-PAGE-3');
+});
+
+test('playlist: an error alert is not found; a list no parser knows, or no header at all, is drift', () => {
+  assert.equal(parsePlaylist(recorded('playlist-not-found.json'), 'PL11111111111111111111111111111111').kind, 'not_found');
+  const unknown = parsePlaylist(recorded('playlist-unknown-layout.json'), 'PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE');
+  assert.equal(unknown.kind, 'changed');
+  assert.match(unknown.kind === 'changed' ? unknown.reason ?? '' : '', /playlistPanelListViewModel/);
+  const nameless = JSON.parse(fixture('playlist-page-header.json'));
+  for (const key of ['header', 'metadata', 'sidebar', 'microformat']) delete nameless[key];
+  assert.equal(parsePlaylist(answer(JSON.stringify(nameless)), 'PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE').kind, 'changed');
+  const entries = JSON.parse(fixture('playlist-page-header.json'));
+  entries.contents.twoColumnBrowseResultsRenderer.tabs[0].tabRenderer.content.sectionListRenderer.contents[0].itemSectionRenderer.contents[0].playlistVideoListRenderer.contents = [{ playlistVideoViewModel: { videoId: 'dPZTh2NKTm4' } }];
+  assert.equal(parsePlaylist(answer(JSON.stringify(entries)), 'PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE').kind, 'changed');
+  assert.equal(parsePlaylistContinuation(answer('{"contents":{}}')).kind, 'changed');
+  // An empty playlist shows its message: an empty page.
+  const empty = JSON.parse(fixture('playlist-page-header.json'));
+  empty.contents.twoColumnBrowseResultsRenderer.tabs[0].tabRenderer.content.sectionListRenderer.contents = [{ itemSectionRenderer: { contents: [{ messageRenderer: { text: { simpleText: 'This playlist has no videos.' } } }] } }];
+  assert.deepEqual(ok(parsePlaylist(answer(JSON.stringify(empty)), 'PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE')).items, []);
+});
+
 test('published_at: the player microformat, else the page microformat or a live start; the watch page shows the date as text', () => {
   assert.equal(ok(parsePlayer(recorded('player-no-date.json'), 'noDateVid01')).published_at, null);
   const page = JSON.parse(fixture('player-no-date.json'));
@@ -629,6 +709,9 @@ test('missing fields: with any field removed, every parser answers an outcome (n
     ['comments-renderer.json', parseComments],
     ['channel-videos-grid.json', parseChannel],
     ['channel-continuation-grid.json', parseChannelContinuation],
+    ['playlist-page-header.json', (r) => parsePlaylist(r, 'PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE')],
+    ['playlist-header-renderer.json', (r) => parsePlaylist(r, 'UUgridchannel00000000001')],
+    ['playlist-continuation-legacy.json', parsePlaylistContinuation],
     ['player-translatable.json', (r) => parsePlayer(r, 'tRanslate01')],
     ['next-chaptered-bar.json', parseNext],
     ['next-comments-entry.json', parseCommentsEntry],

@@ -14,6 +14,8 @@ import {
   commentsEntryAdapter,
   nextAdapter,
   playerAdapter,
+  playlistAdapter,
+  playlistContinuationAdapter,
   resolveChannelAdapter,
   searchAdapter,
   timedTextAdapter,
@@ -21,7 +23,7 @@ import {
   type SearchSort,
   type SearchType,
 } from './requests.ts';
-import type { ChannelInfo, Comment, ItemPage, SearchItem, Transcript, Video, VideoItem } from './types.ts';
+import type { ChannelInfo, Comment, ItemPage, PlaylistPage, PlaylistVideoItem, SearchItem, Transcript, Video, VideoItem } from './types.ts';
 import { watchUrl } from './innertube.ts';
 
 export type VideoResult<T> = { kind: 'ok'; value: T } | { kind: 'not_found' } | { kind: 'failed' };
@@ -136,6 +138,15 @@ export class VideoClient {
 
   async channelMore(continuation: string, context: CallContext): Promise<VideoResult<ItemPage<VideoItem>>> {
     return settle(await this.#upstream.call(channelContinuationAdapter, { continuation }, context));
+  }
+
+  /** The first page of a playlist's entries, with the playlist. */
+  async playlist(playlistId: string, context: CallContext): Promise<VideoResult<PlaylistPage>> {
+    return settle(await this.#upstream.call(playlistAdapter, { playlistId }, context));
+  }
+
+  async playlistMore(continuation: string, context: CallContext): Promise<VideoResult<ItemPage<PlaylistVideoItem>>> {
+    return settle(await this.#upstream.call(playlistContinuationAdapter, { continuation }, context));
   }
 
   /** One page of comments: the first through the watch page (and its sort menu), later ones by continuation. */

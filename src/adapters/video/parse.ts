@@ -37,7 +37,10 @@ import type {
   ItemPage,
   NextInfo,
   PlayerInfo,
+  PlaylistInfo,
   PlaylistItem,
+  PlaylistPage,
+  PlaylistVideoItem,
   SearchItem,
   Thumbnail,
   TranscriptSegment,
@@ -815,6 +818,138 @@ export function readChannelContinuation(json: Json): Outcome<ItemPage<VideoItem>
 }
 
 export const parseChannelContinuation = (response: UpstreamResponse): Outcome<ItemPage<VideoItem>> => withDocument(response, readChannelContinuation);
+
+// ---------------------------------------------------------------- playlists
+
+export const playlistUrl = (id: string) => `https://www.youtube.com/playlist?list=${id}`;
+
+/** A `playlistVideoRenderer`: a video with its position, its exact length and its "views • age" line. */
+function playlistVideo(renderer: Json): PlaylistVideoItem | null {
+  const video = videoFromRenderer(renderer);
+  if (!video) return null;
+  const info = arrayAt(renderer, 'videoInfo', 'runs').map((run) => stringAt(run, 'text') ?? '');
+  const views = info.find((part) => /\bviews?\b/i.test(part));
+  return {
+    ...video,
+    duration_seconds: rawInteger(renderer.lengthSeconds) ?? video.duration_seconds,
+    view_count: video.view_count ?? (views ? exactCount(views) : null),
+    published_text: video.published_text ?? info.find((part) => /\bago\b|^streamed\b|^premiered?\b/i.test(part.trim()))?.trim() ?? null,
+    position: rawInteger(textOf(objectAt(renderer, 'index'))),
+  };
+}
+
+/** A playlist's entries: `playlistVideoRenderer`s, or the video items the other lists hold. */
+function playlistItems(items: unknown[], continuation: string | null): Outcome<ItemPage<PlaylistVideoItem>> {
+  const videos: PlaylistVideoItem[] = [];
+  const unknown = new Set<string>();
+  let unreadable = 0;
+  for (const entry of items) {
+    const renderer = objectAt(entry, 'playlistVideoRenderer');
+    if (renderer) {
+      const video = playlistVideo(renderer);
+      if (video) videos.push(video);
+      else unreadable += 1;
+      continue;
+    }
+    const other = readItems([entry]);
+    videos.push(...other.results.filter(videoItem).map((item) => ({ ...item, position: null })));
+    for (const kind of other.unknown) unknown.add(kind);
+  }
+  if (videos.length === 0 && (unreadable > 0 || unknown.size > 0)) return changed(`no known playlist entry among ${[...unknown].join(', ') || `${unreadable} entries without a video id`}`);
+  return { kind: 'ok', value: { items: videos, continuation } };
+}
+
+/** The owner's run (a channel link) of a header, sidebar or view model. */
+function ownerOf(...values: unknown[]): ChannelRefItem | null {
+  for (const value of values) {
+    const owner = runOwner(value);
+    if (owner) return owner;
+  }
+  return null;
+}
+
+/**
+ * The playlist itself, from the headers of each generation (`playlistHeaderRenderer`, the newer
+ * `pageHeaderRenderer` view model), the sidebar and the metadata; null when none names it.
+ */
+function playlistInfo(json: Json, id: string): PlaylistInfo | null {
+  const old = objectAt(json, 'header', 'playlistHeaderRenderer');
+  const page = objectAt(json, 'header', 'pageHeaderRenderer');
+  const model = objectAt(page, 'content', 'pageHeaderViewModel');
+  const sidebar = arrayAt(json, 'sidebar', 'playlistSidebarRenderer', 'items');
+  const primary = sidebar.map((item) => objectAt(item, 'playlistSidebarPrimaryInfoRenderer')).find((item) => item !== undefined);
+  const secondary = sidebar.map((item) => objectAt(item, 'playlistSidebarSecondaryInfoRenderer')).find((item) => item !== undefined);
+  const meta = objectAt(json, 'metadata', 'playlistMetadataRenderer');
+  const micro = objectAt(json, 'microformat', 'microformatDataRenderer');
+  const title =
+    stringAt(meta, 'title') ?? textOf(objectAt(old, 'title')) ?? textOf(objectAt(model, 'title', 'dynamicTextViewModel', 'text')) ?? stringAt(page, 'pageTitle') ?? textOf(objectAt(primary, 'title')) ?? stringAt(micro, 'title');
+  if (title === undefined) return null;
+  const texts = [
+    ...arrayAt(old, 'stats').map(textOf),
+    textOf(objectAt(old, 'numVideosText')),
+    textOf(objectAt(old, 'viewCountText')),
+    ...(model ? metadataParts(model) : []),
+    ...arrayAt(primary, 'stats').map(textOf),
+  ].filter((text): text is string => text !== undefined);
+  const videos = texts.find((t) => /\b(?:videos?|episodes?)\b/i.test(t));
+  const views = texts.find((t) => /\bviews?\b/i.test(t));
+  // The view model's "by <owner>" names the channel through a command run.
+  const byline = findAll(model, 'avatarStackViewModel')[0];
+  const ownerId = stringAt(findAll(byline, 'browseEndpoint')[0], 'browseId');
+  const bylineOwner = ownerId ? { id: ownerId, name: textOf(objectAt(byline, 'text'))?.replace(/^by\s+/i, '') ?? null, url: channelUrl(ownerId) } : null;
+  return {
+    id,
+    url: playlistUrl(id),
+    title,
+    description: stringAt(meta, 'description') ?? textOf(objectAt(old, 'descriptionText')) ?? textOf(objectAt(primary, 'description')) ?? textOf(objectAt(model, 'description', 'descriptionPreviewViewModel', 'description')) ?? stringAt(micro, 'description') ?? '',
+    channel: ownerOf(objectAt(old, 'ownerText'), objectAt(secondary, 'videoOwner', 'videoOwnerRenderer', 'title')) ?? bylineOwner,
+    video_count: videos ? exactCount(videos) : null,
+    view_count: views ? exactCount(views) : null,
+  };
+}
+
+/**
+ * A playlist's first page (`browse` of `VL<id>`): the playlist and its first entries, in the
+ * `playlistVideoListRenderer` of its tab (or a rich grid). An error alert is not found; a page
+ * without a known list, or that names no playlist, is drift.
+ */
+export function readPlaylist(json: Json, id: string): Outcome<PlaylistPage> {
+  const alert = arrayAt(json, 'alerts').map((a) => objectAt(a, 'alertRenderer') ?? objectAt(a, 'alertWithButtonRenderer')).find((a) => stringAt(a, 'type') === 'ERROR');
+  if (alert) return { kind: 'not_found', reason: textOf(objectAt(alert, 'text')) ?? 'playlist unavailable' };
+  const playlist = playlistInfo(json, id);
+  if (!playlist) return changed('playlist page without a header or metadata');
+  const tabs = arrayAt(json, 'contents', 'twoColumnBrowseResultsRenderer', 'tabs').map((t) => objectAt(t, 'tabRenderer')).filter((t): t is Json => t !== undefined);
+  const content = objectAt(tabs.find((t) => t.selected === true) ?? tabs[0], 'content');
+  const list = findAll(content, 'playlistVideoListRenderer')[0];
+  if (list) {
+    const contents = arrayAt(list, 'contents');
+    const page = playlistItems(contents, listContinuation(contents, list));
+    return page.kind === 'ok' ? { kind: 'ok', value: { playlist, ...page.value } } : page;
+  }
+  const rich = objectAt(content, 'richGridRenderer');
+  if (rich) {
+    const contents = arrayAt(rich, 'contents');
+    const page = playlistItems(contents, listContinuation(contents, rich));
+    return page.kind === 'ok' ? { kind: 'ok', value: { playlist, ...page.value } } : page;
+  }
+  // An empty playlist shows a message ("This playlist has no videos.") where the list would be.
+  const entries = findAll(content, 'itemSectionRenderer').flatMap((section) => arrayAt(section, 'contents'));
+  if (entries.length > 0 && entries.every((entry) => objectAt(entry, 'messageRenderer'))) return { kind: 'ok', value: { playlist, items: [], continuation: null } };
+  return changed(`playlist page in an unknown layout (${Object.keys(content ?? {}).join(', ') || 'no content'})`);
+}
+
+export const parsePlaylist = (response: UpstreamResponse, id: string): Outcome<PlaylistPage> => withDocument(response, (json) => readPlaylist(json, id));
+
+/** A later page of a playlist (received actions, or the older `playlistVideoListContinuation`). */
+export function readPlaylistContinuation(json: Json): Outcome<ItemPage<PlaylistVideoItem>> {
+  const continuation = continuationItems(json);
+  if (continuation.found) return playlistItems(continuation.items, listContinuation(continuation.items, undefined));
+  const legacy = legacyContinuation(json);
+  if (legacy) return playlistItems(legacy.items, listContinuation(legacy.items, undefined) ?? legacy.next);
+  return changed('playlist continuation without continuation items');
+}
+
+export const parsePlaylistContinuation = (response: UpstreamResponse): Outcome<ItemPage<PlaylistVideoItem>> => withDocument(response, readPlaylistContinuation);
 
 // ---------------------------------------------------------------- comments
 

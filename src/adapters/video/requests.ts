@@ -8,11 +8,13 @@ import {
   parseCommentsEntry,
   parseNext,
   parsePlayer,
+  parsePlaylist,
+  parsePlaylistContinuation,
   parseResolvedChannel,
   parseSearch,
   parseTimedText,
 } from './parse.ts';
-import type { ChannelPage, CommentPage, CommentsEntry, ItemPage, NextInfo, PlayerInfo, SearchItem, TranscriptSegment, VideoItem } from './types.ts';
+import type { ChannelPage, CommentPage, CommentsEntry, ItemPage, NextInfo, PlayerInfo, PlaylistPage, PlaylistVideoItem, SearchItem, TranscriptSegment, VideoItem } from './types.ts';
 
 const UPSTREAM = 'youtube';
 // InnerTube reads are POSTs that change nothing: safe to send twice.
@@ -114,4 +116,19 @@ export const channelContinuationAdapter: Adapter<{ continuation: string }, ItemP
   operation: 'browse',
   buildRequest: ({ continuation }, { baseUrl }) => innertubeRequest(baseUrl, 'browse', { continuation }),
   parse: (response) => parseChannelContinuation(response),
+};
+
+/** A playlist's page: `browse` of `VL` + its id. */
+export const playlistAdapter: Adapter<{ playlistId: string }, PlaylistPage> = {
+  ...common,
+  operation: 'browse',
+  buildRequest: ({ playlistId }, { baseUrl }) => innertubeRequest(baseUrl, 'browse', { browseId: `VL${playlistId}` }),
+  parse: (response, { playlistId }) => parsePlaylist(response, playlistId),
+};
+
+export const playlistContinuationAdapter: Adapter<{ continuation: string }, ItemPage<PlaylistVideoItem>> = {
+  ...common,
+  operation: 'browse',
+  buildRequest: ({ continuation }, { baseUrl }) => innertubeRequest(baseUrl, 'browse', { continuation }),
+  parse: (response) => parsePlaylistContinuation(response),
 };

@@ -163,6 +163,25 @@ export interface ChannelPage extends ItemPage<VideoItem> {
   channel: ChannelInfo;
 }
 
+export interface PlaylistInfo {
+  id: string;
+  url: string;
+  title: string;
+  description: string;
+  channel: ChannelRefItem | null;
+  video_count: number | null;
+  view_count: number | null;
+}
+
+/** A playlist's entry: a video item and its position in the playlist (1-based, null when not shown). */
+export interface PlaylistVideoItem extends VideoItem {
+  position: number | null;
+}
+
+export interface PlaylistPage extends ItemPage<PlaylistVideoItem> {
+  playlist: PlaylistInfo;
+}
+
 export interface Comment {
   id: string;
   text: string;
