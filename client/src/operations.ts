@@ -383,6 +383,12 @@ export const OPERATIONS = {
     "input": "body",
     "pathParams": []
   },
+  "postV1VideoPlaylist": {
+    "method": "POST",
+    "path": "/v1/video/playlist",
+    "input": "body",
+    "pathParams": []
+  },
   "postV1VideoSearch": {
     "method": "POST",
     "path": "/v1/video/search",

@@ -1169,6 +1169,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/video/playlist": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A playlist's videos
+         * @description A YouTube playlist by URL (any with `list=`) or id (send exactly one): the playlist (title, description, owner, exact video and view counts or null) and its videos in order, one page at a time (up to 100); every page carries the playlist. Costs 10 credits; an unknown, private or removed playlist (404) and 502 are free.
+         *
+         *     Billed to the **scraping** balance, only on success.
+         */
+        post: operations["postV1VideoPlaylist"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/video/search": {
         parameters: {
             query?: never;
@@ -1202,7 +1224,7 @@ export interface paths {
         put?: never;
         /**
          * A video's transcript
-         * @description The captions of a video as timed segments and one joined text: the track in `language` when the video has one (a manual track before an auto-generated one), else the video's default track. Costs 3 credits; no transcript (or none in that language), and an unavailable video, answer 404; 404 and 502 are free.
+         * @description The captions of a video as timed segments and one joined text: the track in `language` when the video has one (a manual track before an auto-generated one), else the video's original track (its default one, manual before auto-generated). With `translate_to`, that track translated by YouTube (as its player offers). Costs 3 credits; no transcript at all, a translation YouTube does not offer, and an unavailable video answer 404; 404 and 502 are free.
          *
          *     Billed to the **scraping** balance, only on success.
          */
@@ -9536,6 +9558,195 @@ export interface operations {
             };
         };
     };
+    postV1VideoPlaylist: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description The playlist id (PL…, a channel's uploads UU…, an album OLAK5uy_…). Mixes (RD…) have no pages and are refused. */
+                    id?: string;
+                    /** @description From the previous answer's pagination: the next page, for the same request. */
+                    next_page_token?: string;
+                    /**
+                     * Format: uri
+                     * @description A YouTube URL with the playlist in `list=`: /playlist?list=…, a watch URL inside the playlist, youtu.be/…?list=….
+                     * @example https://www.youtube.com/playlist?list=PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE
+                     */
+                    url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The playlist and one page of its videos. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "response": {
+                     *         "playlist": {
+                     *           "id": "PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE",
+                     *           "url": "https://www.youtube.com/playlist?list=PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE",
+                     *           "title": "Licensing basics",
+                     *           "description": "",
+                     *           "channel": {
+                     *             "id": "UC4QobU6STFB0P71PMvOGN5A",
+                     *             "name": "jawed",
+                     *             "url": "https://www.youtube.com/channel/UC4QobU6STFB0P71PMvOGN5A"
+                     *           },
+                     *           "video_count": 42,
+                     *           "view_count": 1234
+                     *         },
+                     *         "videos": [
+                     *           {
+                     *             "type": "video",
+                     *             "id": "jNQXAC9IVRw",
+                     *             "url": "https://www.youtube.com/watch?v=jNQXAC9IVRw",
+                     *             "title": "Me at the zoo",
+                     *             "channel": {
+                     *               "id": "UC4QobU6STFB0P71PMvOGN5A",
+                     *               "name": "jawed",
+                     *               "url": "https://www.youtube.com/channel/UC4QobU6STFB0P71PMvOGN5A"
+                     *             },
+                     *             "duration_seconds": 19,
+                     *             "view_count": 348123456,
+                     *             "published_text": "19 years ago",
+                     *             "description_snippet": null,
+                     *             "thumbnail_url": "https://i.ytimg.com/vi/jNQXAC9IVRw/hqdefault.jpg",
+                     *             "is_live": false,
+                     *             "position": 1
+                     *           }
+                     *         ]
+                     *       },
+                     *       "pagination": {
+                     *         "next_page_token": "eyJjIjoi…"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        pagination: {
+                            next_page_token: string;
+                        };
+                        response: {
+                            playlist: {
+                                channel: {
+                                    id: string;
+                                    name: string;
+                                    url: string;
+                                };
+                                description: string;
+                                id: string;
+                                title: string;
+                                url: string;
+                                video_count: number;
+                                view_count: number;
+                            };
+                            videos: {
+                                channel: {
+                                    id: string;
+                                    name: string;
+                                    url: string;
+                                };
+                                description_snippet?: unknown;
+                                duration_seconds: number;
+                                id: string;
+                                is_live: boolean;
+                                position: number;
+                                published_text: string;
+                                thumbnail_url: string;
+                                title: string;
+                                type: string;
+                                url: string;
+                                view_count: number;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The balance is lower than the cost. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "You do not have enough credits to perform this action."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: every failing rule of every field is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The given data was invalid.",
+                     *       "errors": {
+                     *         "field": [
+                     *           "The field field is required."
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description The upstream did not answer usefully; nothing was charged. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The upstream service is unavailable, please retry."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     postV1VideoSearch: {
         parameters: {
             query?: never;
@@ -9696,10 +9907,15 @@ export interface operations {
                     /** @description The 11-character video id. */
                     id?: string;
                     /**
-                     * @description A BCP 47 language code (`en`, `pt-BR`); `en` also matches `en-GB`.
+                     * @description A BCP 47 language code (`en`, `pt-BR`); `en` also matches `en-GB`. A video without a track in that language gives its original track (`language` in the answer says which).
                      * @example en
                      */
                     language?: string;
+                    /**
+                     * @description Translate the track into this language, as YouTube's player does (`tlang`): when the track is translatable and YouTube offers the language. A track already in that language is given as it is.
+                     * @example de
+                     */
+                    translate_to?: string;
                     /**
                      * Format: uri
                      * @description Any YouTube video URL: watch?v=, youtu.be/, shorts/, live/, embed/, on www., m., music. or the bare domain.
@@ -9723,6 +9939,7 @@ export interface operations {
                      *         "language": "en",
                      *         "name": "English",
                      *         "auto_generated": false,
+                     *         "translated_from": null,
                      *         "segments": [
                      *           {
                      *             "start": 1.2,
@@ -9758,6 +9975,7 @@ export interface operations {
                                 text: string;
                             }[];
                             text: string;
+                            translated_from?: unknown;
                         };
                     };
                 };

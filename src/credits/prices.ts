@@ -29,12 +29,13 @@ export const OPERATION_DEFAULTS = {
   mb_user: 3,
   mb_search: 10,
   mb_user_tweets: 10,
-  // Video (YouTube): one video, its transcript, a search page, a channel page, a comments page.
+  // Video (YouTube): one video, its transcript, a search page, a channel page, a comments page, a playlist page.
   video: 3,
   video_transcript: 3,
   video_search: 10,
   video_channel: 10,
   video_comments: 3,
+  video_playlist: 10,
   // Freelance marketplace (Freelancer.com): a page of search results, one project.
   freelance_search: 3,
   freelance_project: 3,

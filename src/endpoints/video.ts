@@ -1,7 +1,8 @@
 /**
- * The five video (YouTube) endpoints (docs/video.md): a video's details, its transcript, search,
- * a channel's uploads and a video's comments, read from InnerTube. Search, channel and comments
- * page with opaque tokens bound to the query, channel or video (and order) they came from.
+ * The six video (YouTube) endpoints (docs/video.md): a video's details, its transcript, search,
+ * a channel's uploads, a playlist's entries and a video's comments, read from InnerTube. Search,
+ * channel, playlist and comments page with opaque tokens bound to the query, channel, playlist or
+ * video (and order) they came from.
  * 404 (not found, private, removed, age-restricted, region-blocked) and 502 are free.
  */
 import { httpErrors, type FieldErrors } from '../core/errors.ts';
@@ -15,10 +16,13 @@ import {
   channelIdOrNull,
   channelRefFromUrl,
   channelScopeKey,
+  playlistId,
+  playlistIdFromUrl,
   videoId,
   videoIdFromUrl,
   type ChannelRef,
   type Comment,
+  type PlaylistVideoItem,
   type SearchItem,
   type Video,
   type VideoItem,
@@ -32,10 +36,16 @@ export const VIDEO_MESSAGES = {
   channelHandle: 'The handle must be a YouTube handle such as @name.',
   channelId: 'The id must be a YouTube channel id (UC followed by 22 characters).',
   language: 'The language must be a language code such as en or pt-BR.',
+  translateTo: 'The translate to must be a language code such as en or pt-BR.',
+  playlistUrl: 'The url must be a YouTube playlist URL (with list=PL…, UU… or OLAK5uy_…).',
+  playlistId: 'The id must be a YouTube playlist id (PL…, UU…, OLAK5uy_…).',
   channelRequired: 'The url field is required when none of handle / id are present.',
   invalidToken: 'The next page token is invalid.',
   otherScope: (what: string) => `The next page token does not belong to this ${what}.`,
 } as const;
+
+/** A BCP 47 language code as sent (`en`, `pt-BR`), trimmed; null otherwise. */
+const languageCode = (v: unknown) => (typeof v === 'string' && /^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$/.test(v.trim()) ? v.trim() : null);
 
 const videoFields = {
   url: {
@@ -70,6 +80,13 @@ function channelRefOf(input: Record<string, unknown>): ChannelRef | null {
 const searchScope = (query: string, type: string | undefined, sort: string) => `video-search:${type ?? 'any'}:${sort}:${query}`;
 const channelScope = (ref: ChannelRef) => `video-channel:${channelScopeKey(ref)}`;
 const commentsScope = (id: string, sort: string) => `video-comments:${sort}:${id}`;
+const playlistScope = (id: string) => `video-playlist:${id}`;
+
+/** A playlist's id from `url` or `id` as sent (null when neither reads as one: already reported). */
+function playlistIdOf(input: Record<string, unknown>): string | null {
+  if (typeof input.url === 'string' && !isBlank(input.url)) return playlistIdFromUrl(input.url);
+  return playlistId(input.id);
+}
 
 const sentToken = (input: Record<string, unknown>): string | null =>
   typeof input.next_page_token === 'string' && input.next_page_token.trim() !== '' ? input.next_page_token.trim() : null;
@@ -175,16 +192,21 @@ export const videoTranscriptEndpoint = defineEndpoint({
   path: '/v1/video/transcript',
   summary: "A video's transcript",
   description: ({ credits }) =>
-    `The captions of a video as timed segments and one joined text: the track in \`language\` when the video has one (a manual track before an auto-generated one), else the video's default track. Costs ${credits('video_transcript')}; no transcript (or none in that language), and an unavailable video, answer 404; 404 and 502 are free.`,
+    `The captions of a video as timed segments and one joined text: the track in \`language\` when the video has one (a manual track before an auto-generated one), else the video's original track (its default one, manual before auto-generated). With \`translate_to\`, that track translated by YouTube (as its player offers). Costs ${credits('video_transcript')}; no transcript at all, a translation YouTube does not offer, and an unavailable video answer 404; 404 and 502 are free.`,
   tag: 'Video',
   input: 'body',
   schema: {
     fields: {
       ...videoFields,
       language: {
-        rules: [string(), parsed('language', (v) => (typeof v === 'string' && /^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$/.test(v.trim()) ? v.trim() : null), VIDEO_MESSAGES.language)],
-        description: 'A BCP 47 language code (`en`, `pt-BR`); `en` also matches `en-GB`.',
+        rules: [string(), parsed('language', languageCode, VIDEO_MESSAGES.language)],
+        description: "A BCP 47 language code (`en`, `pt-BR`); `en` also matches `en-GB`. A video without a track in that language gives its original track (`language` in the answer says which).",
         example: 'en',
+      },
+      translate_to: {
+        rules: [string(), parsed('translate_to', languageCode, VIDEO_MESSAGES.translateTo)],
+        description: "Translate the track into this language, as YouTube's player does (`tlang`): when the track is translatable and YouTube offers the language. A track already in that language is given as it is.",
+        example: 'de',
       },
     },
   },
@@ -199,6 +221,7 @@ export const videoTranscriptEndpoint = defineEndpoint({
         language: 'en',
         name: 'English',
         auto_generated: false,
+        translated_from: null,
         segments: [{ start: 1.2, duration: 2.16, text: 'All right, so here we are in front of the elephants' }],
         text: 'All right, so here we are in front of the elephants',
         available_languages: [{ language: 'en', name: 'English', auto_generated: false }],
@@ -208,7 +231,7 @@ export const videoTranscriptEndpoint = defineEndpoint({
   errors: ERRORS,
   async handler({ input, services, upstream }) {
     const id = input.url !== undefined ? input.url : input.id;
-    return { body: { response: settle(await services.capabilities.video().client.transcript(id, input.language, upstream)) } };
+    return { body: { response: settle(await services.capabilities.video().client.transcript(id, input.language, input.translate_to, upstream)) } };
   },
 });
 
@@ -311,6 +334,74 @@ export const videoChannelEndpoint = defineEndpoint({
   },
 });
 
+const EXAMPLE_PLAYLIST_VIDEO: PlaylistVideoItem = { ...EXAMPLE_ITEM, position: 1 };
+
+export const videoPlaylistEndpoint = defineEndpoint({
+  method: 'POST',
+  path: '/v1/video/playlist',
+  summary: "A playlist's videos",
+  description: ({ credits }) =>
+    `A YouTube playlist by URL (any with \`list=\`) or id (send exactly one): the playlist (title, description, owner, exact video and view counts or null) and its videos in order, one page at a time (up to 100); every page carries the playlist. Costs ${credits('video_playlist')}; an unknown, private or removed playlist (404) and 502 are free.`,
+  tag: 'Video',
+  input: 'body',
+  schema: {
+    fields: {
+      url: {
+        rules: [requiredWithout('id'), string(), url(), parsed('playlist_url', (v) => (typeof v === 'string' ? playlistIdFromUrl(v) : null), VIDEO_MESSAGES.playlistUrl)],
+        description: 'A YouTube URL with the playlist in `list=`: /playlist?list=…, a watch URL inside the playlist, youtu.be/…?list=….',
+        example: 'https://www.youtube.com/playlist?list=PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE',
+      },
+      id: {
+        rules: [parsed('playlist_id', playlistId, VIDEO_MESSAGES.playlistId, { describe: (s) => Object.assign(s, { type: 'string', pattern: '^(?:PL|UU|OLAK5uy_|EC|FL|LL|PU|UL|TL)[A-Za-z0-9_-]{10,64}$' }) }), prohibits('url')],
+        description: 'The playlist id (PL…, a channel\'s uploads UU…, an album OLAK5uy_…). Mixes (RD…) have no pages and are refused.',
+      },
+      next_page_token: tokenField,
+    },
+  },
+  async afterValidation({ input, services }, errors) {
+    if (errors.url || errors.id) return;
+    const id = playlistIdOf(input);
+    await checkToken(input, services, id ? playlistScope(id) : null, 'playlist', errors);
+  },
+  billing: { product: 'scraping', operation: 'video_playlist' },
+  history: true,
+  success: {
+    status: 200,
+    description: 'The playlist and one page of its videos.',
+    example: {
+      response: {
+        playlist: {
+          id: 'PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE',
+          url: 'https://www.youtube.com/playlist?list=PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE',
+          title: 'Licensing basics',
+          description: '',
+          channel: CHANNEL_REF,
+          video_count: 42,
+          view_count: 1234,
+        },
+        videos: [EXAMPLE_PLAYLIST_VIDEO],
+      },
+      pagination: { next_page_token: 'eyJjIjoi…' },
+    },
+  },
+  errors: ERRORS,
+  async handler({ input, services, upstream }) {
+    // The rules handed over the id, read from the URL or as sent.
+    const id = input.url !== undefined ? input.url : input.id;
+    const scope = playlistScope(id);
+    const continuation = await continuationOf(input, services, scope);
+    const client = services.capabilities.video().client;
+    if (continuation !== undefined) {
+      // Every page carries the playlist: read alongside the next page of videos.
+      const [first, more] = await Promise.all([client.playlist(id, upstream), client.playlistMore(continuation, upstream)]);
+      const page = settle(more);
+      return { body: { response: { playlist: settle(first).playlist, videos: page.items }, pagination: await pagination(services, page, scope) } };
+    }
+    const page = settle(await client.playlist(id, upstream));
+    return { body: { response: { playlist: page.playlist, videos: page.items }, pagination: await pagination(services, page, scope) } };
+  },
+});
+
 export const videoCommentsEndpoint = defineEndpoint({
   method: 'POST',
   path: '/v1/video/comments',
@@ -339,4 +430,4 @@ export const videoCommentsEndpoint = defineEndpoint({
   },
 });
 
-export const VIDEO_ENDPOINTS = [videoEndpoint, videoTranscriptEndpoint, videoSearchEndpoint, videoChannelEndpoint, videoCommentsEndpoint];
+export const VIDEO_ENDPOINTS = [videoEndpoint, videoTranscriptEndpoint, videoSearchEndpoint, videoChannelEndpoint, videoPlaylistEndpoint, videoCommentsEndpoint];

@@ -1,5 +1,5 @@
 /**
- * The five /v1/video* endpoints through the real server, against a fake YouTube on loopback
+ * The six /v1/video* endpoints through the real server, against a fake YouTube on loopback
  * serving the recorded InnerTube answers of test/fixtures/video on the real paths: field values,
  * every error mapping, pagination round trips and billing (only a 2xx is charged).
  */
@@ -23,6 +23,8 @@ const COMMENTS_PAGE_2 = tokenOf(load('comments-view-model.json').onResponseRecei
 const SEARCH_PAGE_2 = tokenOf(load('search-video-renderer.json').contents.twoColumnSearchResultsRenderer.primaryContents.sectionListRenderer.contents.at(-1));
 const CHANNEL_PAGE_2 = tokenOf(load('channel-videos-lockup.json').contents.twoColumnBrowseResultsRenderer.tabs.find((tab: any) => tab.tabRenderer?.selected).tabRenderer.content.richGridRenderer.contents.at(-1));
 
+const PLAYLIST = 'PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE';
+
 /** Per-test replacements of the fake's answers, by InnerTube endpoint and key (video id, query…). */
 const overrides = new Map<string, UpstreamAnswer>();
 
@@ -36,6 +38,8 @@ function players(videoId: string): UpstreamAnswer {
     xaQJbozY_Is: 'player-video.json',
     botbotbot01: 'player-bot-check.json',
     regionblock: 'player-region-blocked.json',
+    tRanslate01: 'player-translatable.json',
+    noDateVid01: 'player-no-date.json',
   };
   return json(files[videoId] ? fixture(files[videoId]) : fixture('player-unavailable.json'));
 }
@@ -55,6 +59,8 @@ function youtube(hit: UpstreamHit): UpstreamAnswer {
       if (body.videoId === 'M4gD1WSo5mA') return json(fixture('next-description-header.json'));
       if (body.videoId === 'xaQJbozY_Is') return json(fixture('next-comments-entry.json'));
       if (body.videoId === 'aqz-KE-bpKQ') return json(fixture('next-comments-off.json'));
+      if (body.videoId === 'noDateVid01') return json(fixture('next-primary-info.json'));
+      if (body.videoId === 'tRanslate01') return json(fixture('next-chaptered-bar.json'));
       if (body.continuation === COMMENTS_TOP) return json(fixture('comments-view-model.json'));
       if (body.continuation === COMMENTS_NEWEST || body.continuation === COMMENTS_PAGE_2) return json(fixture('comments-view-model-more.json'));
       return json('{"contents":{"twoColumnWatchNextResults":{"results":{"results":{"contents":[]}}}}}');
@@ -73,6 +79,15 @@ function youtube(hit: UpstreamHit): UpstreamAnswer {
       if (body.browseId === 'UCTwECeGqMZee77BjdoYtI2Q') return json(fixture('channel-videos-lockup.json'));
       if (body.browseId === 'UCsXVk37bltHxD1rDPwtNM8Q') return json(fixture('channel-videos-renderer.json'));
       if (body.browseId === 'UCoaO4U_p7G7AwalqSbGCZOA') return json(fixture('channel-removed.json'));
+      if (body.browseId === 'UCgridchannel00000000001') return json(fixture('channel-videos-grid.json'));
+      if (body.continuation === 'GRID-CHANNEL-PAGE-2') return json(fixture('channel-continuation-grid.json'));
+      if (body.browseId === 'UCunknownlayout000000001') return json(fixture('channel-unknown-layout.json'));
+      if (body.browseId === `VL${PLAYLIST}`) return json(fixture('playlist-page-header.json'));
+      if (body.continuation === 'PLAYLIST-PAGE-2') return json(fixture('playlist-continuation.json'));
+      if (body.browseId === 'VLUUgridchannel00000000001') return json(fixture('playlist-header-renderer.json'));
+      if (body.continuation === 'OLD-PLAYLIST-PAGE-2') return json(fixture('playlist-continuation-legacy.json'));
+      if (body.browseId === 'VLPL11111111111111111111111111111111') return json(fixture('playlist-not-found.json'));
+      if (body.browseId === 'VLPLunknownlayout0000000000000001') return json(fixture('playlist-unknown-layout.json'));
       return json(fixture('browse-invalid-argument.json'), 400);
     default:
       return { status: 404, body: 'no such path' };
@@ -105,6 +120,22 @@ const balance = (id: number) => service.services.ledger.balance(id, 'scraping');
 const innertube = () => upstream.hits.filter((hit) => hit.path.startsWith('/youtubei/'));
 const UNAVAILABLE = { message: 'The upstream service is unavailable, please retry.' };
 const NOT_FOUND = { message: 'Not found.' };
+const history = async (token: string) =>
+  (await service.call('GET', '/requests?per_page=20', { token })).body.data.map((row: { endpoint: string; status: number; credits: number }) => [row.endpoint, row.status, row.credits]);
+
+/** The youtube calls' verdicts while `run` runs (what the metrics and the drift report count). */
+async function verdictsOf(run: () => Promise<void>): Promise<string[]> {
+  const verdicts: string[] = [];
+  const stop = service.services.capabilities.observeUpstreams((event) => {
+    if (event.type === 'call' && event.upstream === 'youtube') verdicts.push(`${event.operation}:${event.verdict}`);
+  });
+  try {
+    await run();
+  } finally {
+    stop();
+  }
+  return verdicts;
+}
 
 describe('validation (422, nothing charged, YouTube not asked)', () => {
   test('url or id, exactly one, each readable', async () => {
@@ -117,6 +148,11 @@ describe('validation (422, nothing charged, YouTube not asked)', () => {
       ['/v1/video', { id: 'dQw4w9WgXc' }, { id: ['The id must be an 11-character YouTube video id.'] }],
       ['/v1/video', { url: 'https://youtu.be/dQw4w9WgXcQ', id: 'dQw4w9WgXcQ' }, { id: ['The id field prohibits url from being present.'] }],
       ['/v1/video/transcript', { id: 'dQw4w9WgXcQ', language: 'english please' }, { language: ['The language must be a language code such as en or pt-BR.'] }],
+      ['/v1/video/transcript', { id: 'dQw4w9WgXcQ', translate_to: 'german' }, { translate_to: ['The translate to must be a language code such as en or pt-BR.'] }],
+      ['/v1/video/playlist', {}, { url: ['The url field is required when id is not present.'] }],
+      ['/v1/video/playlist', { url: 'https://www.youtube.com/watch?v=dQw4w9WgXcQ' }, { url: ['The url must be a YouTube playlist URL (with list=PL…, UU… or OLAK5uy_…).'] }],
+      ['/v1/video/playlist', { id: 'RDdQw4w9WgXcQ' }, { id: ['The id must be a YouTube playlist id (PL…, UU…, OLAK5uy_…).'] }],
+      ['/v1/video/playlist', { url: `https://www.youtube.com/playlist?list=${PLAYLIST}`, id: PLAYLIST }, { id: ['The id field prohibits url from being present.'] }],
       ['/v1/video/comments', { id: 'dQw4w9WgXcQ', sort: 'oldest' }, { sort: ['The selected sort is invalid.'] }],
       ['/v1/video/search', {}, { query: ['The query field is required.'] }],
       ['/v1/video/search', { query: 'x', type: 'short', sort: 'hot' }, { type: ['The selected type is invalid.'], sort: ['The selected sort is invalid.'] }],
@@ -201,6 +237,23 @@ describe('/v1/video', () => {
     assert.equal(await balance(u.id), 4);
   });
 
+  test('published_at from the watch page when the player gives no date; chapters from the older chaptered player bar', async () => {
+    const u = await service.user({ scraping: 10 });
+    const r = await call('/v1/video', u.token, { id: 'noDateVid01' });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.response.published_at, '2019-08-24');
+    const chaptered = await call('/v1/video', u.token, { id: 'tRanslate01' });
+    assert.equal(chaptered.status, 200, chaptered.text);
+    assert.equal(chaptered.body.response.published_at, '2021-03-04T10:00:00.000000Z', "the player's exact time first");
+    assert.deepEqual(chaptered.body.response.chapters, [{ title: 'Begrüßung', start_seconds: 0 }, { title: 'Hauptteil', start_seconds: 30 }, { title: 'Fragen', start_seconds: 75 }]);
+    assert.deepEqual(chaptered.body.response.captions, [
+      { language: 'de', name: 'German', auto_generated: false },
+      { language: 'de', name: 'German (auto-generated)', auto_generated: true },
+      { language: 'fr', name: 'French', auto_generated: false },
+    ]);
+    assert.equal(await balance(u.id), 4);
+  });
+
   for (const [name, id] of [['private', '8VajtrESJzA'], ['age-restricted', 'HsUATh_Nc2U'], ['region-blocked', 'regionblock'], ['removed', 'gonegonegon']] as const) {
     test(`a ${name} video → 404, not charged`, async () => {
       const u = await service.user({ scraping: 10 });
@@ -270,6 +323,7 @@ describe('/v1/video/transcript', () => {
       language: 'en',
       name: 'English',
       auto_generated: false,
+      translated_from: null,
       segments: [
         { start: 1.2, duration: 3.4, text: 'In the last segment we considered' },
         { start: 4.6, duration: 2.95, text: 'the protection of dramatic works.' },
@@ -297,9 +351,9 @@ describe('/v1/video/transcript', () => {
     assert.equal(caption.query.get('kind'), 'asr');
   });
 
-  test('no captions, or none in the language asked → 404; an empty caption answer → 502; none charged', async () => {
+  test('no captions, or a translation YouTube does not offer → 404; an empty caption answer → 502; none charged', async () => {
     const u = await service.user({ scraping: 10 });
-    for (const body of [{ id: 'aqz-KE-bpKQ' }, { id: 'M4gD1WSo5mA', language: 'fr' }, { id: '8VajtrESJzA' }]) {
+    for (const body of [{ id: 'aqz-KE-bpKQ' }, { id: 'tRanslate01', language: 'fr', translate_to: 'en' }, { id: 'tRanslate01', translate_to: 'ja' }, { id: '8VajtrESJzA' }]) {
       const r = await call('/v1/video/transcript', u.token, body);
       assert.equal(r.status, 404, JSON.stringify(body));
       assert.deepEqual(r.body, NOT_FOUND);
@@ -312,6 +366,39 @@ describe('/v1/video/transcript', () => {
       upstream.handle(youtube);
     }
     assert.equal(await balance(u.id), 10);
+  });
+});
+
+describe('/v1/video/transcript: fallback and translation', () => {
+  test('no track in the language asked: the original track (manual before auto-generated), not 404; 3 credits', async () => {
+    const u = await service.user({ scraping: 10 });
+    const r = await call('/v1/video/transcript', u.token, { id: 'tRanslate01', language: 'es' });
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual([r.body.response.language, r.body.response.name, r.body.response.auto_generated, r.body.response.translated_from], ['de', 'German', false, null]);
+    const [caption] = upstream.hits.filter((hit) => hit.path === '/api/timedtext');
+    assert.deepEqual([caption.query.get('lang'), caption.query.get('kind'), caption.query.get('tlang')], ['de', null, null]);
+    const english = await call('/v1/video/transcript', u.token, { id: 'M4gD1WSo5mA', language: 'fr' });
+    assert.equal(english.status, 200, english.text);
+    assert.deepEqual([english.body.response.language, english.body.response.auto_generated], ['en', false]);
+    assert.equal(await balance(u.id), 4);
+  });
+
+  test('translate_to: the track translated by YouTube (tlang), named in that language, its source said', async () => {
+    const u = await service.user({ scraping: 10 });
+    const r = await call('/v1/video/transcript', u.token, { url: 'https://youtu.be/tRanslate01', translate_to: 'en' });
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual([r.body.response.language, r.body.response.name, r.body.response.auto_generated, r.body.response.translated_from], ['en', 'English', false, 'de']);
+    assert.equal(r.body.response.segments.length, 3);
+    assert.deepEqual(r.body.response.available_languages.map((l: { language: string }) => l.language), ['de', 'de', 'fr']);
+    const [caption] = upstream.hits.filter((hit) => hit.path === '/api/timedtext');
+    assert.deepEqual([caption.query.get('lang'), caption.query.get('tlang'), caption.query.get('fmt')], ['de', 'en', 'json3']);
+    // A track already in that language is read as it is.
+    upstream.hits.length = 0;
+    const same = await call('/v1/video/transcript', u.token, { id: 'tRanslate01', language: 'fr', translate_to: 'fr' });
+    assert.equal(same.status, 200, same.text);
+    assert.deepEqual([same.body.response.language, same.body.response.translated_from], ['fr', null]);
+    assert.equal(upstream.hits.find((hit) => hit.path === '/api/timedtext')?.query.get('tlang'), null);
+    assert.equal(await balance(u.id), 4);
   });
 });
 
@@ -418,6 +505,106 @@ describe('/v1/video/channel', () => {
   });
 });
 
+describe('/v1/video/channel: layout generations', () => {
+  test('the older grid layout (c4TabbedHeaderRenderer, gridVideoRenderer) gives its videos and its next page; 10 credits a page', async () => {
+    const u = await service.user({ scraping: 100 });
+    const first = await call('/v1/video/channel', u.token, { id: 'UCgridchannel00000000001' });
+    assert.equal(first.status, 200, first.text);
+    assert.equal(first.body.response.channel.name, 'Old Grid Channel');
+    assert.equal(first.body.response.channel.handle, '@oldgridchannel');
+    assert.equal(first.body.response.channel.video_count, 1024);
+    assert.deepEqual(first.body.response.videos.map((v: { id: string; duration_seconds: number; view_count: number; is_live: boolean }) => [v.id, v.duration_seconds, v.view_count, v.is_live]), [
+      ['gRidVideo01', 725, 12345, false],
+      ['gRidVideo02', 3723, 1204551, false],
+      ['gRidVideo03', null, null, true],
+    ]);
+    const second = await call('/v1/video/channel', u.token, { id: 'UCgridchannel00000000001', next_page_token: first.body.pagination.next_page_token });
+    assert.equal(second.status, 200, second.text);
+    assert.equal(second.body.response.channel.id, 'UCgridchannel00000000001');
+    assert.deepEqual(second.body.response.videos.map((v: { id: string }) => v.id), ['gRidVideo04', 'gRidVideo05']);
+    assert.ok(second.body.pagination.next_page_token);
+    assert.equal(await balance(u.id), 80);
+  });
+
+  test('a Videos tab no parser knows → 502 (changed), not charged, recorded with 0 credits', async () => {
+    const u = await service.user({ scraping: 10 });
+    const verdicts = await verdictsOf(async () => {
+      const r = await call('/v1/video/channel', u.token, { id: 'UCunknownlayout000000001' });
+      assert.equal(r.status, 502, r.text);
+      assert.deepEqual(r.body, UNAVAILABLE);
+    });
+    assert.deepEqual(verdicts, ['browse:changed']);
+    assert.equal(await balance(u.id), 10);
+    assert.deepEqual(await history(u.token), [['/v1/video/channel', 502, 0]]);
+  });
+});
+
+describe('/v1/video/playlist', () => {
+  test('by URL: the playlist and its videos in order, the next page by id with the playlist too; 10 credits a page', async () => {
+    const u = await service.user({ scraping: 100 });
+    const first = await call('/v1/video/playlist', u.token, { url: `https://www.youtube.com/watch?v=dPZTh2NKTm4&list=${PLAYLIST}&index=1` });
+    assert.equal(first.status, 200, first.text);
+    assert.deepEqual(first.body.response.playlist, {
+      id: PLAYLIST,
+      url: `https://www.youtube.com/playlist?list=${PLAYLIST}`,
+      title: 'Licensing basics',
+      description: 'What the six licences allow, one video each.',
+      channel: { id: 'UCTwECeGqMZee77BjdoYtI2Q', name: 'Creative Commons', url: 'https://www.youtube.com/channel/UCTwECeGqMZee77BjdoYtI2Q' },
+      video_count: 42,
+      view_count: 8402,
+    });
+    assert.deepEqual(first.body.response.videos.map((v: { position: number; id: string; duration_seconds: number }) => [v.position, v.id, v.duration_seconds]), [[1, 'dPZTh2NKTm4', 721], [2, 'BD-LB23rRBE', 4054], [3, 'zXhTF-T24fw', 300]]);
+    const browse = innertube().find((hit) => hit.path === '/youtubei/v1/browse')!;
+    assert.equal(JSON.parse(browse.body).browseId, `VL${PLAYLIST}`);
+    const token = first.body.pagination.next_page_token;
+    assert.match(token, /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/);
+
+    const second = await call('/v1/video/playlist', u.token, { id: PLAYLIST, next_page_token: token });
+    assert.equal(second.status, 200, second.text);
+    assert.equal(second.body.response.playlist.title, 'Licensing basics');
+    assert.deepEqual(second.body.response.videos.map((v: { position: number; id: string }) => [v.position, v.id]), [[101, 'ea1MAxH0KJc'], [102, 'CIFHx7_z3Vc']]);
+    assert.deepEqual(second.body.pagination, { next_page_token: null });
+    assert.equal(await balance(u.id), 80);
+
+    const hitsBefore = innertube().length;
+    const other = await call('/v1/video/playlist', u.token, { id: 'UUgridchannel00000000001', next_page_token: token });
+    assert.equal(other.status, 422);
+    assert.deepEqual(other.body.errors, { next_page_token: ['The next page token does not belong to this playlist.'] });
+    const channelToken = await call('/v1/video/channel', u.token, { id: 'UCTwECeGqMZee77BjdoYtI2Q', next_page_token: token });
+    assert.deepEqual(channelToken.body.errors, { next_page_token: ['The next page token does not belong to this channel.'] });
+    assert.equal(innertube().length, hitsBefore);
+    assert.equal(await balance(u.id), 80);
+  });
+
+  test('the older playlistHeaderRenderer generation and its older continuation', async () => {
+    const u = await service.user({ scraping: 100 });
+    const first = await call('/v1/video/playlist', u.token, { id: 'UUgridchannel00000000001' });
+    assert.equal(first.status, 200, first.text);
+    assert.equal(first.body.response.playlist.title, 'Uploads from Old Grid Channel');
+    assert.equal(first.body.response.playlist.video_count, 1024);
+    assert.deepEqual(first.body.response.videos.map((v: { id: string }) => v.id), ['gRidVideo01', 'privVideo01']);
+    const second = await call('/v1/video/playlist', u.token, { url: 'https://www.youtube.com/playlist?list=UUgridchannel00000000001', next_page_token: first.body.pagination.next_page_token });
+    assert.equal(second.status, 200, second.text);
+    assert.deepEqual(second.body.response.videos.map((v: { id: string }) => v.id), ['gRidVideo04']);
+    assert.equal(await balance(u.id), 80);
+  });
+
+  test('a playlist that does not exist → 404; one no parser knows → 502 (changed); neither charged, both recorded with 0 credits', async () => {
+    const u = await service.user({ scraping: 10 });
+    const gone = await call('/v1/video/playlist', u.token, { id: 'PL11111111111111111111111111111111' });
+    assert.equal(gone.status, 404, gone.text);
+    assert.deepEqual(gone.body, NOT_FOUND);
+    const verdicts = await verdictsOf(async () => {
+      const drift = await call('/v1/video/playlist', u.token, { id: 'PLunknownlayout0000000000000001' });
+      assert.equal(drift.status, 502, drift.text);
+      assert.deepEqual(drift.body, UNAVAILABLE);
+    });
+    assert.deepEqual(verdicts, ['browse:changed']);
+    assert.equal(await balance(u.id), 10);
+    assert.deepEqual(await history(u.token), [['/v1/video/playlist', 502, 0], ['/v1/video/playlist', 404, 0]]);
+  });
+});
+
 describe('/v1/video/comments', () => {
   test('top comments through the watch page, then the next page; 3 credits a page', async () => {
     const u = await service.user({ scraping: 10 });
@@ -468,6 +655,19 @@ describe('/v1/video/comments', () => {
     assert.equal(gone.status, 404);
     assert.deepEqual(gone.body, NOT_FOUND);
     assert.equal(await balance(u.id), 7);
+  });
+
+  test('comments in a generation no parser knows → 502 (changed), not 200 []; not charged, recorded with 0 credits', async () => {
+    const u = await service.user({ scraping: 10 });
+    overrides.set(`next:${COMMENTS_TOP}`, json(fixture('comments-unknown-layout.json')));
+    const verdicts = await verdictsOf(async () => {
+      const r = await call('/v1/video/comments', u.token, { id: 'xaQJbozY_Is' });
+      assert.equal(r.status, 502, r.text);
+      assert.deepEqual(r.body, UNAVAILABLE);
+    });
+    assert.deepEqual(verdicts, ['next:ok', 'comments:changed']);
+    assert.equal(await balance(u.id), 10);
+    assert.deepEqual(await history(u.token), [['/v1/video/comments', 502, 0]]);
   });
 
   test('comment threads in an unknown layout → 502, not charged', async () => {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { channelHandle, channelIdOrNull, channelRefFromUrl, channelScopeKey, videoId, videoIdFromUrl } from '../../src/adapters/video/ids.ts';
+import { channelHandle, channelIdOrNull, channelRefFromUrl, channelScopeKey, playlistId, playlistIdFromUrl, videoId, videoIdFromUrl } from '../../src/adapters/video/ids.ts';
 import { searchParams } from '../../src/adapters/video/requests.ts';
 
 test('every YouTube video URL form resolves to the video id', () => {
@@ -69,6 +69,34 @@ test('channels by URL, handle or id', () => {
   // The token scope ignores the case of a handle, not of an id.
   assert.equal(channelScopeKey({ kind: 'path', path: '/@CreativeCommons' }), '/@creativecommons');
   assert.equal(channelScopeKey({ kind: 'id', id: 'UCTwECeGqMZee77BjdoYtI2Q' }), 'UCTwECeGqMZee77BjdoYtI2Q');
+});
+
+test('playlists: the list= of any YouTube URL, and bare ids of the playlists one can page through', () => {
+  const id = 'PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE';
+  for (const form of [
+    `https://www.youtube.com/playlist?list=${id}`,
+    `https://youtube.com/playlist?list=${id}&si=abc`,
+    `https://m.youtube.com/playlist?list=${id}`,
+    `https://music.youtube.com/playlist?list=${id}`,
+    `https://www.youtube.com/watch?v=dQw4w9WgXcQ&list=${id}&index=2`,
+    `https://youtu.be/dQw4w9WgXcQ?list=${id}`,
+    `https://www.youtube.com/embed/videoseries?list=${id}`,
+  ]) assert.equal(playlistIdFromUrl(form), id, form);
+  for (const refused of [
+    'https://www.youtube.com/playlist',
+    'https://www.youtube.com/watch?v=dQw4w9WgXcQ',
+    `https://vimeo.com/playlist?list=${id}`,
+    'https://www.youtube.com/watch?v=dQw4w9WgXcQ&list=RDdQw4w9WgXcQ',
+    'https://www.youtube.com/playlist?list=PL<script>',
+    `ftp://www.youtube.com/playlist?list=${id}`,
+  ]) assert.equal(playlistIdFromUrl(refused), null, refused);
+  assert.equal(playlistId(` ${id} `), id);
+  assert.equal(playlistId('UUTwECeGqMZee77BjdoYtI2Q'), 'UUTwECeGqMZee77BjdoYtI2Q');
+  assert.equal(playlistId('OLAK5uy_kOeV6E1uuOBDkq6aYYEbfwgDzzcJ3jDw8'), 'OLAK5uy_kOeV6E1uuOBDkq6aYYEbfwgDzzcJ3jDw8');
+  assert.equal(playlistId('RDdQw4w9WgXcQ'), null, 'a mix has no pages');
+  assert.equal(playlistId('PLshort'), null);
+  assert.equal(playlistId('dQw4w9WgXcQ'), null);
+  assert.equal(playlistId(42), null);
 });
 
 test('search filters encode as the web client sends them', () => {

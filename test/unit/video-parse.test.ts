@@ -16,9 +16,13 @@ import {
   parseCommentsEntry,
   parseNext,
   parsePlayer,
+  parsePlaylist,
+  parsePlaylistContinuation,
   parseResolvedChannel,
   parseSearch,
   parseTimedText,
+  planTranscript,
+  shownDate,
 } from '../../src/adapters/video/parse.ts';
 import { exactCount } from '../../src/adapters/video/innertube.ts';
 import type { CaptionTrack } from '../../src/adapters/video/types.ts';
@@ -69,9 +73,9 @@ test('player: a consent wall, a rate limit and HTML are blocks or drift, never a
 
 test('next: the like count from the primary-info generation (accessibility label) and from entity mutations (description-header generation)', () => {
   const primary = ok(parseNext(recorded('next-primary-info.json')));
-  assert.deepEqual(primary, { like_count: 5471574, view_count: 41613595, comment_count: null, chapters: [], generation: 'primary-info' });
+  assert.deepEqual(primary, { like_count: 5471574, view_count: 41613595, comment_count: null, chapters: [], published_at: '2019-08-24', generation: 'primary-info' });
   const header = ok(parseNext(recorded('next-description-header.json')));
-  assert.deepEqual(header, { like_count: 5471574, view_count: 41613595, comment_count: null, chapters: [], generation: 'description-header' });
+  assert.deepEqual(header, { like_count: 5471574, view_count: 41613595, comment_count: null, chapters: [], published_at: '2019-08-24', generation: 'description-header' });
 });
 
 test('player: thumbnails with their sizes as listed; the standard image when none is listed', () => {
@@ -162,7 +166,7 @@ test('transcripts: json3 and both XML forms give seconds and text', () => {
 });
 
 test('transcripts: the caller\'s language first (manual before auto-generated), else the default track', () => {
-  const track = (language: string, auto: boolean, isDefault = false): CaptionTrack => ({ language, name: language, auto_generated: auto, path: `/t/${language}/${auto}`, is_default: isDefault });
+  const track = (language: string, auto: boolean, isDefault = false): CaptionTrack => ({ language, name: language, auto_generated: auto, path: `/t/${language}/${auto}`, is_default: isDefault, is_translatable: true });
   const tracks = [track('de', true), track('de', false, true), track('en', true), track('pt-BR', false)];
   assert.equal(chooseTrack(tracks, 'de')?.path, '/t/de/false');
   assert.equal(chooseTrack(tracks, 'en')?.path, '/t/en/true');
@@ -366,6 +370,316 @@ test('comments: threads whose entities are missing are drift, not empty comments
   assert.equal(parseComments(answer('{"contents":{}}')).kind, 'changed');
 });
 
+
+// ---------------------------------------------------------------- layout generations (issue 39)
+
+test('channel: the older grid generation (c4TabbedHeaderRenderer, gridRenderer of gridVideoRenderer) is read, not 0 videos', () => {
+  const page = ok(parseChannel(recorded('channel-videos-grid.json')));
+  assert.deepEqual(page.channel, {
+    id: 'UCgridchannel00000000001',
+    name: 'Old Grid Channel',
+    handle: '@oldgridchannel',
+    url: 'https://www.youtube.com/channel/UCgridchannel00000000001',
+    description: 'Recordings from the grid years.',
+    subscriber_count: null, // "48.2K subscribers": rounded
+    video_count: 1024,
+    avatar_url: 'https://yt3.ggpht.com/old-grid-avatar=s48-c-k-c0x00ffffff-no-rj',
+  });
+  assert.deepEqual(page.items, [
+    {
+      type: 'video',
+      id: 'gRidVideo01',
+      url: 'https://www.youtube.com/watch?v=gRidVideo01',
+      title: 'How the old grid looked',
+      channel: null,
+      duration_seconds: 725,
+      view_count: 12345,
+      published_text: '2 years ago',
+      description_snippet: null,
+      thumbnail_url: 'https://i.ytimg.com/vi/gRidVideo01/hqdefault.jpg',
+      is_live: false,
+    },
+    {
+      type: 'video',
+      id: 'gRidVideo02',
+      url: 'https://www.youtube.com/watch?v=gRidVideo02',
+      title: 'A longer talk',
+      channel: null,
+      duration_seconds: 3723,
+      view_count: 1204551,
+      published_text: '3 years ago',
+      description_snippet: null,
+      thumbnail_url: 'https://i.ytimg.com/vi/gRidVideo02/hqdefault.jpg',
+      is_live: false,
+    },
+    {
+      type: 'video',
+      id: 'gRidVideo03',
+      url: 'https://www.youtube.com/watch?v=gRidVideo03',
+      title: 'Live now from the studio',
+      channel: null,
+      duration_seconds: null,
+      view_count: null, // "87 watching" counts viewers, not views
+      published_text: null,
+      description_snippet: null,
+      thumbnail_url: 'https://i.ytimg.com/vi/gRidVideo03/hqdefault.jpg',
+      is_live: true,
+    },
+  ]);
+  assert.equal(page.continuation, 'GRID-CHANNEL-PAGE-2');
+});
+
+test('channel: every generation of the Videos tab gives its videos (rich grid of lockups, rich grid of videoRenderers, grid)', () => {
+  for (const [name, first] of [['channel-videos-lockup.json', 'BD-LB23rRBE'], ['channel-videos-renderer.json', 'D0WQK7cMJn8'], ['channel-videos-grid.json', 'gRidVideo01']]) {
+    const page = ok(parseChannel(recorded(name)));
+    assert.ok(page.items.length >= 3, name);
+    assert.equal(page.items[0].id, first, name);
+    assert.ok(page.continuation, name);
+  }
+});
+
+test('channel: the older continuation (continuationContents.gridContinuation, nextContinuationData)', () => {
+  const more = ok(parseChannelContinuation(recorded('channel-continuation-grid.json')));
+  assert.deepEqual(more.items.map((v) => [v.id, v.duration_seconds, v.view_count, v.published_text]), [
+    ['gRidVideo04', 42, 0, '4 years ago'],
+    ['gRidVideo05', 213, 1, 'Streamed 5 years ago'],
+  ]);
+  assert.equal(more.continuation, 'GRID-CHANNEL-PAGE-3');
+});
+
+test('channel: a Videos tab in a layout no parser knows is drift, never the channel with 0 videos', () => {
+  const outcome = parseChannel(recorded('channel-unknown-layout.json'));
+  assert.equal(outcome.kind, 'changed');
+  assert.match(outcome.kind === 'changed' ? outcome.reason ?? '' : '', /feedGridViewModel/);
+  // A grid holding only items of an unknown kind is drift too.
+  const grid = JSON.parse(fixture('channel-videos-grid.json'));
+  const tab = grid.contents.twoColumnBrowseResultsRenderer.tabs[1].tabRenderer;
+  tab.content.sectionListRenderer.contents[0].itemSectionRenderer.contents[0].gridRenderer.items = [{ gridVideoViewModel: { videoId: 'gRidVideo01' } }];
+  assert.equal(parseChannel(answer(JSON.stringify(grid))).kind, 'changed');
+  // A section with no grid and no video (only a continuation to load one) is not a tab we know.
+  tab.content.sectionListRenderer.contents = [{ itemSectionRenderer: { contents: [{ continuationItemRenderer: { continuationEndpoint: { continuationCommand: { token: 'LAZY' } } } }] } }];
+  assert.equal(parseChannel(answer(JSON.stringify(grid))).kind, 'changed');
+  // Another tab than Videos answered while the channel has one: drift.
+  const other = JSON.parse(fixture('channel-videos-grid.json'));
+  other.contents.twoColumnBrowseResultsRenderer.tabs[1].tabRenderer.selected = false;
+  other.contents.twoColumnBrowseResultsRenderer.tabs[0].tabRenderer.selected = true;
+  assert.equal(parseChannel(answer(JSON.stringify(other))).kind, 'changed');
+  // No tab selected at all: drift.
+  other.contents.twoColumnBrowseResultsRenderer.tabs[0].tabRenderer.selected = false;
+  assert.equal(parseChannel(answer(JSON.stringify(other))).kind, 'changed');
+});
+
+test('channel: no Videos tab (Home shown) and a Videos tab holding only its message are empty channels', () => {
+  const home = JSON.parse(fixture('channel-videos-grid.json'));
+  home.contents.twoColumnBrowseResultsRenderer.tabs.splice(1, 1);
+  home.contents.twoColumnBrowseResultsRenderer.tabs[0].tabRenderer.selected = true;
+  assert.deepEqual(ok(parseChannel(answer(JSON.stringify(home)))).items, []);
+  const message = JSON.parse(fixture('channel-videos-grid.json'));
+  message.contents.twoColumnBrowseResultsRenderer.tabs[1].tabRenderer.content.sectionListRenderer.contents = [
+    { itemSectionRenderer: { contents: [{ messageRenderer: { text: { simpleText: 'This channel has no videos.' } } }] } },
+  ];
+  assert.deepEqual(ok(parseChannel(answer(JSON.stringify(message)))), { ...ok(parseChannel(answer(JSON.stringify(message)))), items: [], continuation: null });
+});
+
+test('comments: a generation no parser knows is drift, never an empty page', () => {
+  const outcome = parseComments(recorded('comments-unknown-layout.json'));
+  assert.equal(outcome.kind, 'changed');
+  assert.match(outcome.kind === 'changed' ? outcome.reason ?? '' : '', /commentThreadViewModel/);
+  // The header alone (a video without comments yet) is an empty page.
+  const header = JSON.parse(fixture('comments-unknown-layout.json'));
+  header.onResponseReceivedEndpoints.pop();
+  assert.deepEqual(ok(parseComments(answer(JSON.stringify(header)))).items, []);
+});
+
+test('comments: both generations, and the older continuation (continuationContents.itemSectionContinuation)', () => {
+  assert.equal(ok(parseComments(recorded('comments-view-model.json'))).items.length, 4);
+  assert.equal(ok(parseComments(recorded('comments-renderer.json'))).items.length, 2);
+  const renderer = JSON.parse(fixture('comments-renderer.json'));
+  const actions: Array<Record<string, { continuationItems?: object[] }>> = renderer.onResponseReceivedEndpoints ?? renderer.onResponseReceivedActions;
+  const threads = actions.flatMap((a) => Object.values(a).flatMap((v) => v.continuationItems ?? [])).filter((i) => 'commentThreadRenderer' in i);
+  const legacy = { continuationContents: { itemSectionContinuation: { contents: threads, continuations: [{ nextContinuationData: { continuation: 'LEGACY-COMMENTS-2' } }] } } };
+  const page = ok(parseComments(answer(JSON.stringify(legacy))));
+  assert.deepEqual(page.items.map((c) => c.id), ['UgzOldRendererComment1', 'UgzOldRendererComment2']);
+  assert.equal(page.continuation, 'LEGACY-COMMENTS-2');
+});
+
+test('comments entry: in the comments panel, off, a live chat, or drift when the section cannot be placed', () => {
+  const entry = JSON.parse(fixture('next-comments-entry.json'));
+  const section = entry.contents.twoColumnWatchNextResults.results.results.contents.pop();
+  // The same section in the comments panel (newer watch pages).
+  const panel = JSON.parse(JSON.stringify(entry));
+  panel.engagementPanels = [{ engagementPanelSectionListRenderer: { panelIdentifier: 'engagement-panel-comments-section', content: { sectionListRenderer: { contents: [section] } } } }];
+  assert.equal(ok(parseCommentsEntry(answer(JSON.stringify(panel)))).continuation, 'Eg0SC3hhUUpib3pZX0lzGAYyJSIRIgt4YVFKYm96WV9JczAAeAJCEGNvbW1lbnRzLXNlY3Rpb24%3D');
+  // A section with neither a continuation nor a message: drift.
+  const unknown = JSON.parse(fixture('next-comments-entry.json'));
+  unknown.contents.twoColumnWatchNextResults.results.results.contents[0].itemSectionRenderer.contents = [{ commentsEntryPointViewModel: { key: 'x' } }];
+  assert.equal(parseCommentsEntry(answer(JSON.stringify(unknown))).kind, 'changed');
+  // A video page with no comment section anywhere: drift, unless a live chat stands in for it.
+  const none = JSON.parse(fixture('next-primary-info.json'));
+  none.contents.twoColumnWatchNextResults.results.results.contents = none.contents.twoColumnWatchNextResults.results.results.contents.filter((c: object) => !('itemSectionRenderer' in c));
+  none.engagementPanels = [];
+  assert.equal(parseCommentsEntry(answer(JSON.stringify(none))).kind, 'changed');
+  none.contents.twoColumnWatchNextResults.conversationBar = { liveChatRenderer: { continuations: [] } };
+  assert.deepEqual(ok(parseCommentsEntry(answer(JSON.stringify(none)))), { continuation: null, hasVideo: true });
+});
+
+test('playlist: the newer page header generation, its owner, exact counts, positions and the continuation', () => {
+  const page = ok(parsePlaylist(recorded('playlist-page-header.json'), 'PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE'));
+  assert.deepEqual(page.playlist, {
+    id: 'PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE',
+    url: 'https://www.youtube.com/playlist?list=PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE',
+    title: 'Licensing basics',
+    description: 'What the six licences allow, one video each.',
+    channel: { id: 'UCTwECeGqMZee77BjdoYtI2Q', name: 'Creative Commons', url: 'https://www.youtube.com/channel/UCTwECeGqMZee77BjdoYtI2Q' },
+    video_count: 42,
+    view_count: 8402,
+  });
+  assert.deepEqual(page.items[0], {
+    type: 'video',
+    id: 'dPZTh2NKTm4',
+    url: 'https://www.youtube.com/watch?v=dPZTh2NKTm4',
+    title: 'Creative Commons explained',
+    channel: { id: 'UCTwECeGqMZee77BjdoYtI2Q', name: 'Creative Commons', url: 'https://www.youtube.com/channel/UCTwECeGqMZee77BjdoYtI2Q' },
+    duration_seconds: 721,
+    view_count: 1234567,
+    published_text: '3 years ago',
+    description_snippet: null,
+    thumbnail_url: 'https://i.ytimg.com/vi/dPZTh2NKTm4/hqdefault.jpg',
+    is_live: false,
+    position: 1,
+  });
+  assert.deepEqual(page.items.map((v) => [v.position, v.id, v.duration_seconds, v.view_count]), [[1, 'dPZTh2NKTm4', 721, 1234567], [2, 'BD-LB23rRBE', 4054, 28], [3, 'zXhTF-T24fw', 300, null]]);
+  assert.equal(page.continuation, 'PLAYLIST-PAGE-2');
+  // Only the view model's byline names the owner: read from it.
+  const json = JSON.parse(fixture('playlist-page-header.json'));
+  delete json.sidebar;
+  assert.deepEqual(ok(parsePlaylist(answer(JSON.stringify(json)), 'PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE')).playlist.channel, page.playlist.channel);
+});
+
+test('playlist: the older playlistHeaderRenderer generation, an unavailable entry kept in its place', () => {
+  const page = ok(parsePlaylist(recorded('playlist-header-renderer.json'), 'UUgridchannel00000000001'));
+  assert.deepEqual(page.playlist, {
+    id: 'UUgridchannel00000000001',
+    url: 'https://www.youtube.com/playlist?list=UUgridchannel00000000001',
+    title: 'Uploads from Old Grid Channel',
+    description: 'Every upload, newest first.',
+    channel: { id: 'UCgridchannel00000000001', name: 'Old Grid Channel', url: 'https://www.youtube.com/channel/UCgridchannel00000000001' },
+    video_count: 1024,
+    view_count: 0,
+  });
+  assert.deepEqual(page.items.map((v) => [v.position, v.id, v.title, v.duration_seconds, v.channel?.id ?? null]), [
+    [1, 'gRidVideo01', 'How the old grid looked', 725, 'UCgridchannel00000000001'],
+    [2, 'privVideo01', '[Private video]', null, null],
+  ]);
+  assert.equal(page.continuation, 'OLD-PLAYLIST-PAGE-2');
+});
+
+test('playlist: later pages (received actions, and the older playlistVideoListContinuation)', () => {
+  const more = ok(parsePlaylistContinuation(recorded('playlist-continuation.json')));
+  assert.deepEqual(more.items.map((v) => [v.position, v.id, v.view_count, v.published_text]), [[101, 'ea1MAxH0KJc', 27, '13 days ago'], [102, 'CIFHx7_z3Vc', 0, '2 weeks ago']]);
+  assert.equal(more.continuation, null);
+  const legacy = ok(parsePlaylistContinuation(recorded('playlist-continuation-legacy.json')));
+  assert.deepEqual(legacy.items.map((v) => [v.position, v.id, v.duration_seconds]), [[101, 'gRidVideo04', 42]]);
+  assert.equal(legacy.continuation, 'OLD-PLAYLIST-PAGE-3');
+});
+
+test('playlist: an error alert is not found; a list no parser knows, or no header at all, is drift', () => {
+  assert.equal(parsePlaylist(recorded('playlist-not-found.json'), 'PL11111111111111111111111111111111').kind, 'not_found');
+  const unknown = parsePlaylist(recorded('playlist-unknown-layout.json'), 'PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE');
+  assert.equal(unknown.kind, 'changed');
+  assert.match(unknown.kind === 'changed' ? unknown.reason ?? '' : '', /playlistPanelListViewModel/);
+  const nameless = JSON.parse(fixture('playlist-page-header.json'));
+  for (const key of ['header', 'metadata', 'sidebar', 'microformat']) delete nameless[key];
+  assert.equal(parsePlaylist(answer(JSON.stringify(nameless)), 'PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE').kind, 'changed');
+  const entries = JSON.parse(fixture('playlist-page-header.json'));
+  entries.contents.twoColumnBrowseResultsRenderer.tabs[0].tabRenderer.content.sectionListRenderer.contents[0].itemSectionRenderer.contents[0].playlistVideoListRenderer.contents = [{ playlistVideoViewModel: { videoId: 'dPZTh2NKTm4' } }];
+  assert.equal(parsePlaylist(answer(JSON.stringify(entries)), 'PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE').kind, 'changed');
+  assert.equal(parsePlaylistContinuation(answer('{"contents":{}}')).kind, 'changed');
+  // An empty playlist shows its message: an empty page.
+  const empty = JSON.parse(fixture('playlist-page-header.json'));
+  empty.contents.twoColumnBrowseResultsRenderer.tabs[0].tabRenderer.content.sectionListRenderer.contents = [{ itemSectionRenderer: { contents: [{ messageRenderer: { text: { simpleText: 'This playlist has no videos.' } } }] } }];
+  assert.deepEqual(ok(parsePlaylist(answer(JSON.stringify(empty)), 'PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE')).items, []);
+});
+
+test('published_at: the player microformat, else the page microformat or a live start; the watch page shows the date as text', () => {
+  assert.equal(ok(parsePlayer(recorded('player-no-date.json'), 'noDateVid01')).published_at, null);
+  const page = JSON.parse(fixture('player-no-date.json'));
+  page.microformat.microformatDataRenderer = { publishDate: '2019-08-24T08:39:57-07:00' };
+  assert.equal(ok(parsePlayer(answer(JSON.stringify(page)), 'noDateVid01')).published_at, '2019-08-24T15:39:57.000000Z');
+  const live = JSON.parse(fixture('player-no-date.json'));
+  live.microformat.playerMicroformatRenderer.liveBroadcastDetails = { isLiveNow: true, startTimestamp: '2026-06-04T06:53:18+00:00' };
+  assert.equal(ok(parsePlayer(answer(JSON.stringify(live)), 'noDateVid01')).published_at, '2026-06-04T06:53:18.000000Z');
+  assert.equal(ok(parseNext(recorded('next-chaptered-bar.json'))).published_at, '2021-03-03');
+  assert.equal(ok(parseNext(recorded('next-description-header.json'))).published_at, '2019-08-24');
+  for (const [text, date] of [
+    ['Aug 24, 2019', '2019-08-24'],
+    ['24 Aug 2019', '2019-08-24'],
+    ['Premiered Mar 3, 2021', '2021-03-03'],
+    ['Streamed live on Dec 31, 2020', '2020-12-31'],
+    ['Started streaming on 4 Jun 2026', '2026-06-04'],
+    ['September 9, 2009', '2009-09-09'],
+    ['Streamed live 3 hours ago', null],
+    ['Feb 31, 2021', null],
+    ['Aug 99, 2021', null],
+    ['Sept 9, 2009', '2009-09-09'],
+    ['4 years ago', null],
+  ] as const) assert.equal(shownDate(text), date, text);
+});
+
+test('chapters: the older chaptered player bar; the uploader\'s markers before YouTube\'s automatic ones', () => {
+  assert.deepEqual(ok(parseNext(recorded('next-chaptered-bar.json'))).chapters, [
+    { title: 'Begrüßung', start_seconds: 0 },
+    { title: 'Hauptteil', start_seconds: 30 },
+    { title: 'Fragen', start_seconds: 75 },
+  ]);
+  const json = JSON.parse(fixture('next-description-header.json'));
+  const chapter = (title: string, ms: number) => ({ chapterRenderer: { title: { simpleText: title }, timeRangeStartMillis: ms } });
+  json.playerOverlays = {
+    playerOverlayRenderer: {
+      decoratedPlayerBarRenderer: {
+        decoratedPlayerBarRenderer: {
+          playerBar: {
+            multiMarkersPlayerBarRenderer: {
+              markersMap: [
+                { key: 'AUTO_CHAPTERS', value: { chapters: [chapter('Auto one', 0), chapter('Auto two', 10000)] } },
+                { key: 'HEATSEEKER', value: { heatmap: { heatmapRenderer: { heatMarkers: [{ heatMarkerRenderer: { timeRangeStartMillis: 0, markerDurationMillis: 5000 } }] } } } },
+                { key: 'DESCRIPTION_CHAPTERS', value: { chapters: [chapter('Intro', 0), chapter('Main', 20000)] } },
+              ],
+            },
+          },
+        },
+      },
+    },
+  };
+  assert.deepEqual(ok(parseNext(answer(JSON.stringify(json)))).chapters, [{ title: 'Intro', start_seconds: 0 }, { title: 'Main', start_seconds: 20 }]);
+  json.playerOverlays.playerOverlayRenderer.decoratedPlayerBarRenderer.decoratedPlayerBarRenderer.playerBar.multiMarkersPlayerBarRenderer.markersMap.pop();
+  assert.deepEqual(ok(parseNext(answer(JSON.stringify(json)))).chapters, [{ title: 'Auto one', start_seconds: 0 }, { title: 'Auto two', start_seconds: 10 }]);
+});
+
+test('transcripts: no track in the language asked falls back to the original track; translations YouTube offers', () => {
+  const player = ok(parsePlayer(recorded('player-translatable.json'), 'tRanslate01'));
+  assert.deepEqual(player.tracks.map((t) => [t.language, t.auto_generated, t.is_default, t.is_translatable]), [['de', false, true, true], ['de', true, false, true], ['fr', false, false, false]]);
+  assert.deepEqual(player.translation_languages.map((t) => `${t.language}:${t.name}`), ['en:English', 'fr:French', 'pt:Portuguese', 'zh-Hans:Chinese (Simplified)']);
+  const plan = (language?: string, translateTo?: string) => {
+    const chosen = planTranscript(player.tracks, player.translation_languages, language, translateTo);
+    return chosen && [chosen.track.language, chosen.track.auto_generated, chosen.translation?.language ?? null];
+  };
+  // No Spanish track, no translation asked: the original (German, manual before auto-generated).
+  assert.deepEqual(plan('es'), ['de', false, null]);
+  assert.deepEqual(plan('fr'), ['fr', false, null]);
+  assert.deepEqual(plan(), ['de', false, null]);
+  // Translated from the track chosen; a track already in that language as it is.
+  assert.deepEqual(plan(undefined, 'en'), ['de', false, 'en']);
+  assert.deepEqual(plan('es', 'EN'), ['de', false, 'en']);
+  assert.deepEqual(plan(undefined, 'zh'), ['de', false, 'zh-Hans']);
+  assert.deepEqual(plan(undefined, 'pt-BR'), ['de', false, 'pt']);
+  assert.deepEqual(plan(undefined, 'de-AT'), ['de', false, null]);
+  // A track YouTube does not translate, or a language it does not offer: none.
+  assert.equal(plan('fr', 'en'), null);
+  assert.equal(plan(undefined, 'ja'), null);
+  assert.equal(planTranscript([], player.translation_languages, 'en'), null);
+});
+
 /** A small seeded generator, so a failure names a reproducible case. */
 function seeded(seed: number): () => number {
   let state = seed >>> 0;
@@ -393,6 +707,13 @@ test('missing fields: with any field removed, every parser answers an outcome (n
     ['channel-videos-renderer.json', parseChannel],
     ['comments-view-model.json', parseComments],
     ['comments-renderer.json', parseComments],
+    ['channel-videos-grid.json', parseChannel],
+    ['channel-continuation-grid.json', parseChannelContinuation],
+    ['playlist-page-header.json', (r) => parsePlaylist(r, 'PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE')],
+    ['playlist-header-renderer.json', (r) => parsePlaylist(r, 'UUgridchannel00000000001')],
+    ['playlist-continuation-legacy.json', parsePlaylistContinuation],
+    ['player-translatable.json', (r) => parsePlayer(r, 'tRanslate01')],
+    ['next-chaptered-bar.json', parseNext],
     ['next-comments-entry.json', parseCommentsEntry],
     ['timedtext-json3.json', parseTimedText],
   ];

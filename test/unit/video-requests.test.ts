@@ -7,6 +7,8 @@ import {
   commentsAdapter,
   nextAdapter,
   playerAdapter,
+  playlistAdapter,
+  playlistContinuationAdapter,
   resolveChannelAdapter,
   searchAdapter,
   timedTextAdapter,
@@ -35,6 +37,10 @@ test('InnerTube calls: POST /youtubei/v1/<endpoint> on the base URL, the web cli
   const browse = bodyOf(channelAdapter.buildRequest({ channelId: 'UCTwECeGqMZee77BjdoYtI2Q' }, context));
   assert.deepEqual([browse.browseId, browse.params], ['UCTwECeGqMZee77BjdoYtI2Q', 'EgZ2aWRlb3PyBgQKAjoA']);
   assert.equal(bodyOf(channelContinuationAdapter.buildRequest({ continuation: 'MORE' }, context)).continuation, 'MORE');
+  const playlist = playlistAdapter.buildRequest({ playlistId: 'PLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE' }, context);
+  assert.equal(playlist.url, 'http://127.0.0.1:9999/yt/youtubei/v1/browse?prettyPrint=false');
+  assert.deepEqual([bodyOf(playlist).browseId, bodyOf(playlist).params], ['VLPLbH1eKIlLs3ab6VRa0TkbQAUehmIAQCPE', undefined]);
+  assert.equal(bodyOf(playlistContinuationAdapter.buildRequest({ continuation: 'NEXT' }, context)).continuation, 'NEXT');
 });
 
 test('search: the query with its filter, or the continuation alone', () => {
@@ -53,6 +59,9 @@ test('a caption track: its path and query on the base URL, asking for json3', ()
   assert.equal(url.origin, 'http://127.0.0.1:9999');
   assert.equal(url.pathname, '/api/timedtext');
   assert.deepEqual([url.searchParams.get('v'), url.searchParams.get('lang'), url.searchParams.get('kind'), url.searchParams.getAll('fmt')], ['M4gD1WSo5mA', 'en', 'asr', ['json3']]);
+  assert.equal(url.searchParams.get('tlang'), null, 'no translation unless asked');
+  const translated = new URL(timedTextAdapter.buildRequest({ path: '/api/timedtext?v=M4gD1WSo5mA&lang=de', translateTo: 'en' }, context).url);
+  assert.deepEqual([translated.searchParams.get('lang'), translated.searchParams.get('tlang'), translated.searchParams.get('fmt')], ['de', 'en', 'json3']);
   // A base URL with a path prefix keeps it.
   assert.equal(new URL(timedTextAdapter.buildRequest({ path: '/api/timedtext?v=a' }, context).url).pathname, '/yt/api/timedtext');
 });

@@ -6,7 +6,7 @@ import type { CallContext, CallOutcome } from '../kit/types.ts';
 import type { Upstream, UpstreamRuntime } from '../kit/runtime.ts';
 import type { PageTokens } from '../x/page-token.ts';
 import type { ChannelRef } from './ids.ts';
-import { chaptersFromDescription, chooseTrack } from './parse.ts';
+import { chaptersFromDescription, planTranscript } from './parse.ts';
 import {
   channelAdapter,
   channelContinuationAdapter,
@@ -14,6 +14,8 @@ import {
   commentsEntryAdapter,
   nextAdapter,
   playerAdapter,
+  playlistAdapter,
+  playlistContinuationAdapter,
   resolveChannelAdapter,
   searchAdapter,
   timedTextAdapter,
@@ -21,7 +23,7 @@ import {
   type SearchSort,
   type SearchType,
 } from './requests.ts';
-import type { ChannelInfo, Comment, ItemPage, SearchItem, Transcript, Video, VideoItem } from './types.ts';
+import type { ChannelInfo, Comment, ItemPage, PlaylistPage, PlaylistVideoItem, SearchItem, Transcript, Video, VideoItem } from './types.ts';
 import { watchUrl } from './innertube.ts';
 
 export type VideoResult<T> = { kind: 'ok'; value: T } | { kind: 'not_found' } | { kind: 'failed' };
@@ -66,7 +68,8 @@ export class VideoClient {
         title: details.title,
         description: details.description,
         channel: details.channel,
-        published_at: details.published_at,
+        // The player's exact time; else the date the watch page shows.
+        published_at: details.published_at ?? page.value.published_at,
         duration_seconds: details.duration_seconds,
         view_count: details.view_count ?? page.value.view_count,
         like_count: page.value.like_count,
@@ -83,12 +86,17 @@ export class VideoClient {
     };
   }
 
-  async transcript(videoId: string, language: string | undefined, context: CallContext): Promise<VideoResult<Transcript>> {
+  /**
+   * The transcript in `language` (else the original track), translated by YouTube into
+   * `translateTo` when asked (`planTranscript`).
+   */
+  async transcript(videoId: string, language: string | undefined, translateTo: string | undefined, context: CallContext): Promise<VideoResult<Transcript>> {
     const player = settle(await this.#upstream.call(playerAdapter, { videoId }, context));
     if (player.kind !== 'ok') return player;
-    const track = chooseTrack(player.value.tracks, language);
-    if (!track) return notFound;
-    const outcome = await this.#upstream.call(timedTextAdapter, { path: track.path }, context);
+    const plan = planTranscript(player.value.tracks, player.value.translation_languages, language, translateTo);
+    if (!plan) return notFound;
+    const { track, translation } = plan;
+    const outcome = await this.#upstream.call(timedTextAdapter, { path: track.path, ...(translation ? { translateTo: translation.language } : {}) }, context);
     // A track that reads empty has no transcript to give.
     if (outcome.kind === 'empty') return notFound;
     const segments = settle(outcome);
@@ -97,9 +105,10 @@ export class VideoClient {
       kind: 'ok',
       value: {
         id: videoId,
-        language: track.language,
-        name: track.name,
+        language: translation?.language ?? track.language,
+        name: translation?.name ?? track.name,
         auto_generated: track.auto_generated,
+        translated_from: translation ? track.language : null,
         segments: segments.value,
         text: segments.value.map((segment) => segment.text).join(' '),
         available_languages: player.value.tracks.map(({ language: code, name, auto_generated }) => ({ language: code, name, auto_generated })),
@@ -129,6 +138,15 @@ export class VideoClient {
 
   async channelMore(continuation: string, context: CallContext): Promise<VideoResult<ItemPage<VideoItem>>> {
     return settle(await this.#upstream.call(channelContinuationAdapter, { continuation }, context));
+  }
+
+  /** The first page of a playlist's entries, with the playlist. */
+  async playlist(playlistId: string, context: CallContext): Promise<VideoResult<PlaylistPage>> {
+    return settle(await this.#upstream.call(playlistAdapter, { playlistId }, context));
+  }
+
+  async playlistMore(continuation: string, context: CallContext): Promise<VideoResult<ItemPage<PlaylistVideoItem>>> {
+    return settle(await this.#upstream.call(playlistContinuationAdapter, { continuation }, context));
   }
 
   /** One page of comments: the first through the watch page (and its sort menu), later ones by continuation. */

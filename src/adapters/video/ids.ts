@@ -85,3 +85,26 @@ export function channelRefFromUrl(value: string): ChannelRef | null {
 export function channelScopeKey(ref: ChannelRef): string {
   return ref.kind === 'id' ? ref.id : ref.path.toLowerCase();
 }
+
+/**
+ * A playlist id: the prefixes YouTube gives playlists one can page through (PL, a channel's
+ * uploads UU…, albums OLAK5uy_…, and the older EC, FL, LL, PU, UL, TL) and at least 10 more
+ * characters. Mixes (RD…) are built per viewer and have no pages: they are not accepted.
+ */
+const PLAYLIST_ID = /^(?:PL|UU|OLAK5uy_|EC|FL|LL|PU|UL|TL)[A-Za-z0-9_-]{10,64}$/;
+
+export const isPlaylistId = (value: string): boolean => PLAYLIST_ID.test(value);
+
+/** A bare playlist id as sent, or null. */
+export function playlistId(value: unknown): string | null {
+  return typeof value === 'string' && isPlaylistId(value.trim()) ? value.trim() : null;
+}
+
+/** The playlist of a YouTube URL: its `list` parameter (/playlist, /watch, youtu.be, embeds), or null. */
+export function playlistIdFromUrl(value: string): string | null {
+  const url = parseUrl(value);
+  if (!url) return null;
+  const host = url.hostname.toLowerCase();
+  if (!YOUTUBE_HOSTS.has(host) && !SHORT_HOSTS.has(host)) return null;
+  return playlistId(url.searchParams.get('list'));
+}

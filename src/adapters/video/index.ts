@@ -20,7 +20,7 @@ import { YOUTUBE_DEFAULT_URL } from './innertube.ts';
 
 export { VideoClient } from './client.ts';
 export type { VideoResult, VideoService } from './client.ts';
-export { channelHandle, channelIdOrNull, channelRefFromUrl, channelScopeKey, videoId, videoIdFromUrl, type ChannelRef } from './ids.ts';
+export { channelHandle, channelIdOrNull, channelRefFromUrl, channelScopeKey, playlistId, playlistIdFromUrl, videoId, videoIdFromUrl, type ChannelRef } from './ids.ts';
 export { COMMENT_SORTS, SEARCH_SORTS, SEARCH_TYPES, type CommentSort, type SearchSort, type SearchType } from './requests.ts';
 export type * from './types.ts';
 

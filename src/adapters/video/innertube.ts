@@ -144,11 +144,34 @@ export function openDocument(response: UpstreamResponse): { json: Json } | { out
   return { json: parsed };
 }
 
-/** The continuation token of a `continuationItemRenderer` (or of any object holding one). */
+/**
+ * The continuation token of a `continuationItemRenderer` (or of any object holding one), else the
+ * older generation's `continuations[].nextContinuationData` of a list renderer.
+ */
 export function continuationToken(value: unknown): string | null {
   for (const item of findAll(value, 'continuationItemRenderer')) {
     const token = stringAt(item, 'continuationEndpoint', 'continuationCommand', 'token') ?? stringAt(item, 'button', 'buttonRenderer', 'command', 'continuationCommand', 'token');
     if (token) return token;
+  }
+  for (const data of findAll(value, 'nextContinuationData')) {
+    const token = stringAt(data, 'continuation');
+    if (token) return token;
+  }
+  return null;
+}
+
+/**
+ * The older continuation answer: `continuationContents.<kind>Continuation` (`gridContinuation`,
+ * `playlistVideoListContinuation`, `itemSectionContinuation`…) with its `items` or `contents`, and
+ * the list's own `continuations` for the page after. Null when the answer is not of that generation.
+ */
+export function legacyContinuation(json: Json): { items: unknown[]; next: string | null } | null {
+  const contents = objectAt(json, 'continuationContents');
+  if (!contents) return null;
+  for (const value of Object.values(contents)) {
+    if (!isObject(value)) continue;
+    const items = Array.isArray(value.items) ? value.items : Array.isArray(value.contents) ? value.contents : null;
+    if (items) return { items, next: continuationToken({ continuations: value.continuations }) };
   }
   return null;
 }

@@ -17,6 +17,7 @@ import {
   findAll,
   isBotCheck,
   isObject,
+  legacyContinuation,
   objectAt,
   openDocument,
   rawInteger,
@@ -39,10 +40,14 @@ import type {
   ItemPage,
   NextInfo,
   PlayerInfo,
+  PlaylistInfo,
   PlaylistItem,
+  PlaylistPage,
+  PlaylistVideoItem,
   SearchItem,
   Thumbnail,
   TranscriptSegment,
+  TranslationLanguage,
   VideoItem,
 } from './types.ts';
 
@@ -115,9 +120,48 @@ function captionTracks(json: Json): CaptionTrack[] {
     }
     const kind = stringAt(track, 'kind');
     const vssId = stringAt(track, 'vssId') ?? '';
-    found.push({ language, name: textOf(objectAt(track, 'name')) ?? language, auto_generated: kind === 'asr' || vssId.startsWith('a.'), path, is_default: defaults.has(index) });
+    found.push({
+      language,
+      name: textOf(objectAt(track, 'name')) ?? language,
+      auto_generated: kind === 'asr' || vssId.startsWith('a.'),
+      path,
+      is_default: defaults.has(index),
+      is_translatable: isObject(track) && track.isTranslatable === true,
+    });
   });
   return found;
+}
+
+/** The languages YouTube translates the translatable tracks into (one list for the whole player). */
+function translationLanguages(json: Json): TranslationLanguage[] {
+  const found: TranslationLanguage[] = [];
+  for (const entry of arrayAt(json, 'captions', 'playerCaptionsTracklistRenderer', 'translationLanguages')) {
+    const language = stringAt(entry, 'languageCode');
+    if (language) found.push({ language, name: textOf(objectAt(entry, 'languageName')) ?? language });
+  }
+  return found;
+}
+
+const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+
+/**
+ * The date a watch page shows in English ("Aug 24, 2019", "24 Aug 2019", "Premiered Aug 24, 2019",
+ * "Streamed live on …", "Started streaming on …") as YYYY-MM-DD; null for a relative text
+ * ("Streamed live 3 hours ago") or anything else.
+ */
+export function shownDate(text: string | undefined): string | null {
+  if (text === undefined) return null;
+  const monthFirst = /\b([A-Za-z]{3})[a-z]*\.? (\d{1,2}), (\d{4})\b/.exec(text);
+  const dayFirst = monthFirst ? null : /\b(\d{1,2}) ([A-Za-z]{3})[a-z]*\.? (\d{4})\b/.exec(text);
+  const parts = monthFirst ? [monthFirst[1], monthFirst[2], monthFirst[3]] : dayFirst ? [dayFirst[2], dayFirst[1], dayFirst[3]] : null;
+  if (!parts) return null;
+  const [month, day, year] = parts;
+  const index = MONTHS.indexOf(month.toLowerCase());
+  const date = `${year}-${String(index + 1).padStart(2, '0')}-${day.padStart(2, '0')}`;
+  if (index < 0) return null;
+  // A real calendar day only (no 31 Feb, no 99 Aug).
+  const time = Date.parse(`${date}T00:00:00Z`);
+  return !Number.isNaN(time) && new Date(time).toISOString().startsWith(date) ? date : null;
 }
 
 /** The player's thumbnail list (all sizes, as sent); the standard one when the player lists none. */
@@ -152,6 +196,28 @@ export function chaptersFromDescription(description: string): Chapter[] {
   return chapters;
 }
 
+/**
+ * The publication time the player gives, in every place it has been seen: the player microformat's
+ * `publishDate`, then its `uploadDate`, the page microformat's (`microformatDataRenderer`), and a
+ * live stream's start.
+ */
+function publishedAt(json: Json): string | null {
+  const player = objectAt(json, 'microformat', 'playerMicroformatRenderer');
+  const page = objectAt(json, 'microformat', 'microformatDataRenderer');
+  const candidates = [
+    stringAt(player, 'publishDate'),
+    stringAt(player, 'uploadDate'),
+    stringAt(page, 'publishDate'),
+    stringAt(page, 'uploadDate'),
+    stringAt(player, 'liveBroadcastDetails', 'startTimestamp'),
+  ];
+  for (const candidate of candidates) {
+    const date = isoDate(candidate);
+    if (date) return date;
+  }
+  return null;
+}
+
 export function readPlayer(json: Json, videoId: string): Outcome<PlayerInfo> {
   const verdict = playabilityVerdict(json);
   if (verdict) return verdict;
@@ -174,13 +240,14 @@ export function readPlayer(json: Json, videoId: string): Outcome<PlayerInfo> {
       view_count: rawInteger(stringAt(details, 'viewCount') ?? stringAt(micro, 'viewCount')),
       keywords: firstItems(arrayAt(details, 'keywords'), MAX_NESTED_ITEMS).filter((k): k is string => typeof k === 'string'),
       category: stringAt(micro, 'category') ?? null,
-      published_at: isoDate(stringAt(micro, 'publishDate') ?? stringAt(micro, 'uploadDate')),
+      published_at: publishedAt(json),
       is_live: details?.isLive === true || liveDetails?.isLiveNow === true,
       is_family_safe: typeof micro?.isFamilySafe === 'boolean' ? micro.isFamilySafe : null,
       is_unlisted: typeof micro?.isUnlisted === 'boolean' ? micro.isUnlisted : null,
       thumbnails: playerThumbnails(details, micro, id),
       channel: { id: channelId, name: stringAt(details, 'author') ?? stringAt(micro, 'ownerChannelName') ?? null, url: channelId ? channelUrl(channelId) : null },
       tracks: captionTracks(json),
+      translation_languages: translationLanguages(json),
     },
   };
 }
@@ -246,14 +313,35 @@ function commentCount(json: Json): number | null {
   return null;
 }
 
-/** Chapters the watch page marks: the player bar's `chapterRenderer`s, else a chapters panel's markers. */
-function chaptersOfNext(json: Json): Chapter[] {
-  const fromBar: Chapter[] = [];
-  for (const chapter of firstItems(findAll(objectAt(json, 'playerOverlays'), 'chapterRenderer'), MAX_CHAPTERS)) {
+function chaptersOfBar(list: unknown): Chapter[] {
+  const chapters: Chapter[] = [];
+  for (const chapter of firstItems(findAll(list, 'chapterRenderer'), MAX_CHAPTERS)) {
     const title = textOf(objectAt(chapter, 'title'));
     const start = rawInteger(chapter.timeRangeStartMillis);
-    if (title !== undefined && start !== null) fromBar.push({ title, start_seconds: Math.floor(start / 1000) });
+    if (title !== undefined && start !== null) chapters.push({ title, start_seconds: Math.floor(start / 1000) });
   }
+  return chapters;
+}
+
+/**
+ * Chapters the watch page marks, in each generation: the player bar's markers map (the uploader's
+ * `DESCRIPTION_CHAPTERS` before YouTube's `AUTO_CHAPTERS`), the older `chapteredPlayerBarRenderer`,
+ * any other `chapterRenderer` of the player overlays; else a chapters panel's markers.
+ */
+function chaptersOfNext(json: Json): Chapter[] {
+  const overlays = objectAt(json, 'playerOverlays');
+  const markers = findAll(overlays, 'multiMarkersPlayerBarRenderer').flatMap((bar) => arrayAt(bar, 'markersMap'));
+  for (const key of ['DESCRIPTION_CHAPTERS', 'AUTO_CHAPTERS']) {
+    const entry = markers.find((marker) => stringAt(marker, 'key') === key);
+    const chapters = chaptersOfBar(objectAt(entry, 'value'));
+    if (chapters.length > 0) return chapters;
+  }
+  for (const bar of findAll(overlays, 'chapteredPlayerBarRenderer')) {
+    const chapters = chaptersOfBar(arrayAt(bar, 'chapters'));
+    if (chapters.length > 0) return chapters;
+  }
+  // Markers under another key (not the heat map, which holds no chapterRenderer).
+  const fromBar = chaptersOfBar(overlays);
   if (fromBar.length > 0) return fromBar;
   for (const panel of findAll(json.engagementPanels, 'engagementPanelSectionListRenderer')) {
     const identifier = stringAt(panel, 'panelIdentifier') ?? stringAt(panel, 'targetId') ?? '';
@@ -275,9 +363,18 @@ export function readNext(json: Json): Outcome<NextInfo> {
   const header = findAll(json, 'videoDescriptionHeaderRenderer')[0];
   if (!primary && !header) return changed('watch page without videoPrimaryInfoRenderer or videoDescriptionHeaderRenderer');
   const viewText = textOf(objectAt(primary, 'viewCount', 'videoViewCountRenderer', 'viewCount')) ?? textOf(objectAt(header, 'views'));
+  const page = objectAt(json, 'microformat', 'microformatDataRenderer');
+  const published = shownDate(textOf(objectAt(primary, 'dateText'))) ?? shownDate(textOf(objectAt(header, 'publishDate'))) ?? isoDate(stringAt(page, 'publishDate') ?? stringAt(page, 'uploadDate'));
   return {
     kind: 'ok',
-    value: { like_count: likeCount(json), view_count: exactCount(viewText), comment_count: commentCount(json), chapters: chaptersOfNext(json), generation: primary ? 'primary-info' : 'description-header' },
+    value: {
+      like_count: likeCount(json),
+      view_count: exactCount(viewText),
+      comment_count: commentCount(json),
+      chapters: chaptersOfNext(json),
+      published_at: published,
+      generation: primary ? 'primary-info' : 'description-header',
+    },
   };
 }
 
@@ -384,6 +481,32 @@ export function chooseTrack(tracks: CaptionTrack[], language?: string): CaptionT
   return byManual(tracks);
 }
 
+const baseLanguage = (code: string) => code.toLowerCase().split('-')[0];
+
+/** What a transcript request reads: a track, and the language YouTube translates it into (or none). */
+export interface TranscriptPlan {
+  track: CaptionTrack;
+  translation: TranslationLanguage | null;
+}
+
+/**
+ * The track to read and its translation, as youtube-transcript-api chooses them: the track in
+ * `language` (see `chooseTrack`), else the original track (the default one, manual before
+ * auto-generated). With `translateTo`, a track already in that language is read as it is; any
+ * other is translated when YouTube offers it (the track is translatable and the language is in
+ * the player's list: an exact code first, else the same base language). Null when there is no
+ * track at all, or no such translation.
+ */
+export function planTranscript(tracks: CaptionTrack[], translations: TranslationLanguage[], language?: string, translateTo?: string): TranscriptPlan | null {
+  const track = (language !== undefined ? chooseTrack(tracks, language) : null) ?? chooseTrack(tracks);
+  if (!track) return null;
+  if (translateTo === undefined || baseLanguage(track.language) === baseLanguage(translateTo)) return { track, translation: null };
+  if (!track.is_translatable) return null;
+  const wanted = translateTo.toLowerCase();
+  const translation = translations.find((t) => t.language.toLowerCase() === wanted) ?? translations.find((t) => baseLanguage(t.language) === baseLanguage(wanted));
+  return translation ? { track, translation } : null;
+}
+
 // ---------------------------------------------------------------- items (search, channel)
 
 function runOwner(value: unknown): ChannelRefItem | null {
@@ -398,6 +521,18 @@ function isLiveBadge(renderer: Json): boolean {
   return findAll(renderer, 'metadataBadgeRenderer').some((b) => stringAt(b, 'style') === 'BADGE_STYLE_TYPE_LIVE_NOW') || findAll(renderer, 'thumbnailOverlayTimeStatusRenderer').some((o) => stringAt(o, 'style') === 'LIVE');
 }
 
+/** The duration badge on a thumbnail (`gridVideoRenderer` has no `lengthText`). */
+function overlayDuration(renderer: Json): number | null {
+  for (const overlay of findAll(arrayAt(renderer, 'thumbnailOverlays'), 'thumbnailOverlayTimeStatusRenderer')) {
+    const seconds = clockSeconds(textOf(objectAt(overlay, 'text')));
+    if (seconds !== null) return seconds;
+  }
+  return null;
+}
+
+/** Views from a count text; a live stream's "87 watching" counts viewers, not views. */
+const viewsOf = (text: string | undefined) => (text !== undefined && /\bwatching\b/i.test(text) ? null : exactCount(text));
+
 export function videoFromRenderer(renderer: Json): VideoItem | null {
   const id = stringAt(renderer, 'videoId');
   if (!id) return null;
@@ -408,8 +543,8 @@ export function videoFromRenderer(renderer: Json): VideoItem | null {
     url: watchUrl(id),
     title: textOf(objectAt(renderer, 'title')) ?? textOf(objectAt(renderer, 'headline')) ?? '',
     channel: runOwner(objectAt(renderer, 'ownerText')) ?? runOwner(objectAt(renderer, 'longBylineText')) ?? runOwner(objectAt(renderer, 'shortBylineText')),
-    duration_seconds: clockSeconds(textOf(objectAt(renderer, 'lengthText'))),
-    view_count: exactCount(textOf(objectAt(renderer, 'viewCountText'))),
+    duration_seconds: clockSeconds(textOf(objectAt(renderer, 'lengthText'))) ?? overlayDuration(renderer),
+    view_count: viewsOf(textOf(objectAt(renderer, 'viewCountText'))),
     published_text: textOf(objectAt(renderer, 'publishedTimeText')) ?? null,
     description_snippet: textOf(objectAt(renderer, 'descriptionSnippet')) ?? (snippet ? textOf(snippet) ?? null : null),
     thumbnail_url: thumbnailUrl(id),
@@ -533,6 +668,10 @@ function readItems<T extends SearchItem>(items: unknown[], walk: ItemWalk<T>, co
       readItems([objectAt(value, 'content') ?? {}], walk, countUnknown);
       continue;
     }
+    if (kind === 'gridRenderer') {
+      readItems(arrayAt(value, 'items'), walk, countUnknown);
+      continue;
+    }
     if (kind === 'shelfRenderer') {
       readItems(arrayAt(value, 'content', 'verticalListRenderer', 'items'), walk, false);
       readItems(arrayAt(value, 'content', 'expandedShelfContentsRenderer', 'items'), walk, false);
@@ -551,14 +690,21 @@ function readItems<T extends SearchItem>(items: unknown[], walk: ItemWalk<T>, co
 }
 
 /** One page of items, at most MAX_PAGE_ITEMS (YouTube's own pages hold 20 to 30). */
-function itemPage<T extends SearchItem>(items: unknown[], keep: (item: SearchItem) => item is T, container: unknown): Outcome<ItemPage<T>> {
+function itemPage<T extends SearchItem>(items: unknown[], keep: (item: SearchItem) => item is T, continuation: string | null): Outcome<ItemPage<T>> {
   const walk: ItemWalk<T> = { keep, results: new CappedList<T>(MAX_PAGE_ITEMS), known: 0, unknown: new Set() };
   readItems(items, walk);
   if (walk.known === 0 && walk.unknown.size > 0) return changed(`no known result among ${[...walk.unknown].join(', ')}`);
-  return { kind: 'ok', value: { items: walk.results.items, continuation: continuationToken(container) } };
+  return { kind: 'ok', value: { items: walk.results.items, continuation } };
 }
 
 const anyItem = (_item: SearchItem): _item is SearchItem => true;
+
+/** The items of `items` (at most a page of them) and the kinds not known. */
+function collectItems(items: unknown[]): { results: SearchItem[]; unknown: Set<string> } {
+  const walk: ItemWalk<SearchItem> = { keep: anyItem, results: new CappedList<SearchItem>(MAX_PAGE_ITEMS), known: 0, unknown: new Set() };
+  readItems(items, walk);
+  return { results: walk.results.items, unknown: walk.unknown };
+}
 const videoItem = (item: SearchItem): item is VideoItem => item.type === 'video';
 
 /** A search page: the first (two-column results) or a continuation. */
@@ -566,10 +712,10 @@ export function readSearch(json: Json): Outcome<ItemPage<SearchItem>> {
   const sections = objectAt(json, 'contents', 'twoColumnSearchResultsRenderer', 'primaryContents', 'sectionListRenderer');
   if (sections) {
     const contents = arrayAt(sections, 'contents');
-    return itemPage(contents, anyItem, contents.filter((c) => isObject(c) && 'continuationItemRenderer' in c));
+    return itemPage(contents, anyItem, listContinuation(contents, sections));
   }
   const continuation = continuationItems(json);
-  if (continuation.found) return itemPage(continuation.items, anyItem, continuation.items.filter((c) => isObject(c) && 'continuationItemRenderer' in c));
+  if (continuation.found) return itemPage(continuation.items, anyItem, listContinuation(continuation.items, undefined));
   return changed('search answer without twoColumnSearchResultsRenderer or continuation items');
 }
 
@@ -590,24 +736,26 @@ export function parseResolvedChannel(response: UpstreamResponse): Outcome<string
 
 function channelInfo(json: Json): ChannelInfo | null {
   const meta = objectAt(json, 'metadata', 'channelMetadataRenderer');
-  const id = stringAt(meta, 'externalId');
-  if (!meta || !id) return null;
+  const c4 = objectAt(json, 'header', 'c4TabbedHeaderRenderer');
+  // The older header carries the id and name itself when the metadata is missing.
+  const id = stringAt(meta, 'externalId') ?? stringAt(c4, 'channelId');
+  if (!id || (!meta && !c4)) return null;
   const texts: string[] = [];
   const header = objectAt(json, 'header', 'pageHeaderRenderer', 'content', 'pageHeaderViewModel');
   if (header) texts.push(...metadataParts(header));
-  const c4 = objectAt(json, 'header', 'c4TabbedHeaderRenderer');
   if (c4) for (const key of ['channelHandleText', 'subscriberCountText', 'videosCountText']) {
     const text = textOf(objectAt(c4, key));
     if (text) texts.push(text);
   }
   const ownerUrl = arrayAt(meta, 'ownerUrls').find((u): u is string => typeof u === 'string' && u.includes('/@'));
-  const handle = texts.find((t) => t.startsWith('@')) ?? (ownerUrl ? decodeURIComponent(ownerUrl.slice(ownerUrl.indexOf('/@') + 1)) : null);
+  const canonical = stringAt(c4, 'navigationEndpoint', 'browseEndpoint', 'canonicalBaseUrl');
+  const handle = texts.find((t) => t.startsWith('@')) ?? (ownerUrl ? decodeURIComponent(ownerUrl.slice(ownerUrl.indexOf('/@') + 1)) : canonical?.startsWith('/@') ? decodeURIComponent(canonical.slice(1)) : null);
   const subscribers = texts.find((t) => /subscribers?/i.test(t));
   const videos = texts.find((t) => /\bvideos?\b/i.test(t));
-  const avatar = arrayAt(meta, 'avatar', 'thumbnails').map((t) => stringAt(t, 'url')).find((u) => u !== undefined) ?? null;
+  const avatar = [...arrayAt(meta, 'avatar', 'thumbnails'), ...arrayAt(c4, 'avatar', 'thumbnails')].map((t) => stringAt(t, 'url')).find((u) => u !== undefined) ?? null;
   return {
     id,
-    name: stringAt(meta, 'title') ?? '',
+    name: stringAt(meta, 'title') ?? textOf(objectAt(c4, 'title')) ?? '',
     handle,
     url: channelUrl(id),
     description: stringAt(meta, 'description') ?? '',
@@ -617,43 +765,247 @@ function channelInfo(json: Json): ChannelInfo | null {
   };
 }
 
+/** Whether a channel tab is its Videos tab: its title (we ask in English), URL or browse params ("videos"). */
+function isVideosTab(tab: Json): boolean {
+  return (
+    textOf(tab.title) === 'Videos' ||
+    /\/videos$/.test(stringAt(tab, 'endpoint', 'commandMetadata', 'webCommandMetadata', 'url') ?? '') ||
+    (stringAt(tab, 'endpoint', 'browseEndpoint', 'params') ?? '').startsWith('EgZ2aWRlb3')
+  );
+}
+
+/** A list's continuation: its trailing `continuationItemRenderer`, else the older `continuations` of its renderer. */
+function listContinuation(items: unknown[], owner: Json | undefined): string | null {
+  return continuationToken(items.filter((c) => isObject(c) && 'continuationItemRenderer' in c)) ?? continuationToken({ continuations: owner?.continuations });
+}
+
+/**
+ * The uploads of a Videos tab, in the generations known: the rich grid (`richGridRenderer` of
+ * `richItemRenderer`s holding `videoRenderer`s or `lockupViewModel`s) and the older grid
+ * (`sectionListRenderer` → `itemSectionRenderer` → `gridRenderer` of `gridVideoRenderer`s). A tab
+ * holding only a message ("This channel has no videos.") is empty; anything else is drift.
+ */
+function videosTab(content: Json | undefined): Outcome<ItemPage<VideoItem>> {
+  const rich = objectAt(content, 'richGridRenderer');
+  if (rich) {
+    const contents = arrayAt(rich, 'contents');
+    return itemPage(contents, videoItem, listContinuation(contents, rich));
+  }
+  const sections = arrayAt(content, 'sectionListRenderer', 'contents');
+  if (sections.length > 0) {
+    const entries = sections.flatMap((section) => arrayAt(section, 'itemSectionRenderer', 'contents'));
+    const grids = entries.map((entry) => objectAt(entry, 'gridRenderer')).filter((grid): grid is Json => grid !== undefined);
+    if (grids.length > 0) {
+      const items = grids.flatMap((grid) => arrayAt(grid, 'items'));
+      const continuation = grids.map((grid) => listContinuation(arrayAt(grid, 'items'), grid)).find((token) => token !== null) ?? listContinuation(sections, undefined);
+      return itemPage(items, videoItem, continuation);
+    }
+    if (entries.length > 0 && entries.every((entry) => objectAt(entry, 'messageRenderer'))) return { kind: 'ok', value: { items: [], continuation: null } };
+    // Videos straight in the section (no grid) are read; a section with none is not a tab we know.
+    if (collectItems(entries).results.some(videoItem)) return itemPage(entries, videoItem, listContinuation(entries, undefined));
+  }
+  return changed(`Videos tab in an unknown layout (${Object.keys(content ?? {}).join(', ') || 'no content'})`);
+}
+
 /** A channel's Videos tab (first page): the channel and its newest uploads. */
 export function readChannel(json: Json): Outcome<ChannelPage> {
   const alert = arrayAt(json, 'alerts').map((a) => objectAt(a, 'alertRenderer') ?? objectAt(a, 'alertWithButtonRenderer')).find((a) => stringAt(a, 'type') === 'ERROR');
   if (alert) return { kind: 'not_found', reason: textOf(objectAt(alert, 'text')) ?? 'channel unavailable' };
   const channel = channelInfo(json);
-  if (!channel) return changed('browse answer without channelMetadataRenderer');
-  const tabs = arrayAt(json, 'contents', 'twoColumnBrowseResultsRenderer', 'tabs');
+  if (!channel) return changed('browse answer without channelMetadataRenderer or c4TabbedHeaderRenderer');
+  const tabs = arrayAt(json, 'contents', 'twoColumnBrowseResultsRenderer', 'tabs')
+    .map((t) => objectAt(t, 'tabRenderer'))
+    .filter((t): t is Json => t !== undefined);
   if (tabs.length === 0) return changed('channel page without tabs');
-  const selected = tabs.map((t) => objectAt(t, 'tabRenderer')).find((t) => t?.selected === true);
-  // A channel without uploads has no Videos tab: YouTube then selects Home.
-  const grid = objectAt(selected, 'content', 'richGridRenderer');
-  if (!selected || !grid) return { kind: 'ok', value: { channel, items: [], continuation: null } };
-  const contents = arrayAt(grid, 'contents');
-  const page = itemPage(contents, videoItem, contents.filter((c) => isObject(c) && 'continuationItemRenderer' in c));
+  const selected = tabs.find((t) => t.selected === true);
+  if (!selected) return changed('channel page without a selected tab');
+  if (!isVideosTab(selected)) {
+    // A channel without uploads has no Videos tab: YouTube then shows Home. One that has the tab
+    // but answered another is not a page we know.
+    return tabs.some(isVideosTab) ? changed('the Videos tab was asked, another was answered') : { kind: 'ok', value: { channel, items: [], continuation: null } };
+  }
+  const page = videosTab(objectAt(selected, 'content'));
   return page.kind === 'ok' ? { kind: 'ok', value: { channel, ...page.value } } : page;
 }
 
 export const parseChannel = (response: UpstreamResponse): Outcome<ChannelPage> => withDocument(response, readChannel);
 
-export function readChannelContinuation(json: Json): Outcome<ItemPage<VideoItem>> {
+/** A later page of a list: the received actions' continuation items, or the older `continuationContents`. */
+function continuationPage<T extends SearchItem>(json: Json, keep: (item: SearchItem) => item is T, what: string): Outcome<ItemPage<T>> {
   const continuation = continuationItems(json);
-  if (!continuation.found) return changed('channel continuation without continuation items');
-  return itemPage(continuation.items, videoItem, continuation.items.filter((c) => isObject(c) && 'continuationItemRenderer' in c));
+  if (continuation.found) return itemPage(continuation.items, keep, listContinuation(continuation.items, undefined));
+  const legacy = legacyContinuation(json);
+  if (legacy) return itemPage(legacy.items, keep, listContinuation(legacy.items, undefined) ?? legacy.next);
+  return changed(`${what} continuation without continuation items`);
+}
+
+export function readChannelContinuation(json: Json): Outcome<ItemPage<VideoItem>> {
+  return continuationPage(json, videoItem, 'channel');
 }
 
 export const parseChannelContinuation = (response: UpstreamResponse): Outcome<ItemPage<VideoItem>> => withDocument(response, readChannelContinuation);
 
+// ---------------------------------------------------------------- playlists
+
+export const playlistUrl = (id: string) => `https://www.youtube.com/playlist?list=${id}`;
+
+/** A `playlistVideoRenderer`: a video with its position, its exact length and its "views • age" line. */
+function playlistVideo(renderer: Json): PlaylistVideoItem | null {
+  const video = videoFromRenderer(renderer);
+  if (!video) return null;
+  const info = arrayAt(renderer, 'videoInfo', 'runs').map((run) => stringAt(run, 'text') ?? '');
+  const views = info.find((part) => /\bviews?\b/i.test(part));
+  return {
+    ...video,
+    duration_seconds: rawInteger(renderer.lengthSeconds) ?? video.duration_seconds,
+    view_count: video.view_count ?? (views ? exactCount(views) : null),
+    published_text: video.published_text ?? info.find((part) => /\bago\b|^streamed\b|^premiered?\b/i.test(part.trim()))?.trim() ?? null,
+    position: rawInteger(textOf(objectAt(renderer, 'index'))),
+  };
+}
+
+/** A playlist's entries: `playlistVideoRenderer`s, or the video items the other lists hold. */
+function playlistItems(items: unknown[], continuation: string | null): Outcome<ItemPage<PlaylistVideoItem>> {
+  const videos: PlaylistVideoItem[] = [];
+  const unknown = new Set<string>();
+  let unreadable = 0;
+  for (const entry of items) {
+    if (videos.length >= MAX_PAGE_ITEMS) break;
+    const renderer = objectAt(entry, 'playlistVideoRenderer');
+    if (renderer) {
+      const video = playlistVideo(renderer);
+      if (video) videos.push(video);
+      else unreadable += 1;
+      continue;
+    }
+    const other = collectItems([entry]);
+    videos.push(...other.results.filter(videoItem).map((item) => ({ ...item, position: null })));
+    for (const kind of other.unknown) unknown.add(kind);
+  }
+  if (videos.length === 0 && (unreadable > 0 || unknown.size > 0)) return changed(`no known playlist entry among ${[...unknown].join(', ') || `${unreadable} entries without a video id`}`);
+  return { kind: 'ok', value: { items: videos, continuation } };
+}
+
+/** The owner's run (a channel link) of a header, sidebar or view model. */
+function ownerOf(...values: unknown[]): ChannelRefItem | null {
+  for (const value of values) {
+    const owner = runOwner(value);
+    if (owner) return owner;
+  }
+  return null;
+}
+
+/**
+ * The playlist itself, from the headers of each generation (`playlistHeaderRenderer`, the newer
+ * `pageHeaderRenderer` view model), the sidebar and the metadata; null when none names it.
+ */
+function playlistInfo(json: Json, id: string): PlaylistInfo | null {
+  const old = objectAt(json, 'header', 'playlistHeaderRenderer');
+  const page = objectAt(json, 'header', 'pageHeaderRenderer');
+  const model = objectAt(page, 'content', 'pageHeaderViewModel');
+  const sidebar = arrayAt(json, 'sidebar', 'playlistSidebarRenderer', 'items');
+  const primary = sidebar.map((item) => objectAt(item, 'playlistSidebarPrimaryInfoRenderer')).find((item) => item !== undefined);
+  const secondary = sidebar.map((item) => objectAt(item, 'playlistSidebarSecondaryInfoRenderer')).find((item) => item !== undefined);
+  const meta = objectAt(json, 'metadata', 'playlistMetadataRenderer');
+  const micro = objectAt(json, 'microformat', 'microformatDataRenderer');
+  const title =
+    stringAt(meta, 'title') ?? textOf(objectAt(old, 'title')) ?? textOf(objectAt(model, 'title', 'dynamicTextViewModel', 'text')) ?? stringAt(page, 'pageTitle') ?? textOf(objectAt(primary, 'title')) ?? stringAt(micro, 'title');
+  if (title === undefined) return null;
+  const texts = [
+    ...arrayAt(old, 'stats').map(textOf),
+    textOf(objectAt(old, 'numVideosText')),
+    textOf(objectAt(old, 'viewCountText')),
+    ...(model ? metadataParts(model) : []),
+    ...arrayAt(primary, 'stats').map(textOf),
+  ].filter((text): text is string => text !== undefined);
+  const videos = texts.find((t) => /\b(?:videos?|episodes?)\b/i.test(t));
+  const views = texts.find((t) => /\bviews?\b/i.test(t));
+  // The view model's "by <owner>" names the channel through a command run.
+  const byline = findAll(model, 'avatarStackViewModel')[0];
+  const ownerId = stringAt(findAll(byline, 'browseEndpoint')[0], 'browseId');
+  const bylineOwner = ownerId ? { id: ownerId, name: textOf(objectAt(byline, 'text'))?.replace(/^by\s+/i, '') ?? null, url: channelUrl(ownerId) } : null;
+  return {
+    id,
+    url: playlistUrl(id),
+    title,
+    description: stringAt(meta, 'description') ?? textOf(objectAt(old, 'descriptionText')) ?? textOf(objectAt(primary, 'description')) ?? textOf(objectAt(model, 'description', 'descriptionPreviewViewModel', 'description')) ?? stringAt(micro, 'description') ?? '',
+    channel: ownerOf(objectAt(old, 'ownerText'), objectAt(secondary, 'videoOwner', 'videoOwnerRenderer', 'title')) ?? bylineOwner,
+    video_count: videos ? exactCount(videos) : null,
+    view_count: views ? exactCount(views) : null,
+  };
+}
+
+/**
+ * A playlist's first page (`browse` of `VL<id>`): the playlist and its first entries, in the
+ * `playlistVideoListRenderer` of its tab (or a rich grid). An error alert is not found; a page
+ * without a known list, or that names no playlist, is drift.
+ */
+export function readPlaylist(json: Json, id: string): Outcome<PlaylistPage> {
+  const alert = arrayAt(json, 'alerts').map((a) => objectAt(a, 'alertRenderer') ?? objectAt(a, 'alertWithButtonRenderer')).find((a) => stringAt(a, 'type') === 'ERROR');
+  if (alert) return { kind: 'not_found', reason: textOf(objectAt(alert, 'text')) ?? 'playlist unavailable' };
+  const playlist = playlistInfo(json, id);
+  if (!playlist) return changed('playlist page without a header or metadata');
+  const tabs = arrayAt(json, 'contents', 'twoColumnBrowseResultsRenderer', 'tabs').map((t) => objectAt(t, 'tabRenderer')).filter((t): t is Json => t !== undefined);
+  const content = objectAt(tabs.find((t) => t.selected === true) ?? tabs[0], 'content');
+  const list = findAll(content, 'playlistVideoListRenderer')[0];
+  if (list) {
+    const contents = arrayAt(list, 'contents');
+    const page = playlistItems(contents, listContinuation(contents, list));
+    return page.kind === 'ok' ? { kind: 'ok', value: { playlist, ...page.value } } : page;
+  }
+  const rich = objectAt(content, 'richGridRenderer');
+  if (rich) {
+    const contents = arrayAt(rich, 'contents');
+    const page = playlistItems(contents, listContinuation(contents, rich));
+    return page.kind === 'ok' ? { kind: 'ok', value: { playlist, ...page.value } } : page;
+  }
+  // An empty playlist shows a message ("This playlist has no videos.") where the list would be.
+  const entries = findAll(content, 'itemSectionRenderer').flatMap((section) => arrayAt(section, 'contents'));
+  if (entries.length > 0 && entries.every((entry) => objectAt(entry, 'messageRenderer'))) return { kind: 'ok', value: { playlist, items: [], continuation: null } };
+  return changed(`playlist page in an unknown layout (${Object.keys(content ?? {}).join(', ') || 'no content'})`);
+}
+
+export const parsePlaylist = (response: UpstreamResponse, id: string): Outcome<PlaylistPage> => withDocument(response, (json) => readPlaylist(json, id));
+
+/** A later page of a playlist (received actions, or the older `playlistVideoListContinuation`). */
+export function readPlaylistContinuation(json: Json): Outcome<ItemPage<PlaylistVideoItem>> {
+  const continuation = continuationItems(json);
+  if (continuation.found) return playlistItems(continuation.items, listContinuation(continuation.items, undefined));
+  const legacy = legacyContinuation(json);
+  if (legacy) return playlistItems(legacy.items, listContinuation(legacy.items, undefined) ?? legacy.next);
+  return changed('playlist continuation without continuation items');
+}
+
+export const parsePlaylistContinuation = (response: UpstreamResponse): Outcome<ItemPage<PlaylistVideoItem>> => withDocument(response, readPlaylistContinuation);
+
 // ---------------------------------------------------------------- comments
 
-/** The watch page's way into its comments: the comment section's continuation. */
+const isCommentSection = (section: Json | undefined) => stringAt(section, 'sectionIdentifier') === 'comment-item-section' || stringAt(section, 'targetId') === 'comments-section';
+
+/**
+ * The watch page's way into its comments: the comment section's continuation, under the video
+ * or in the comments panel. A section holding only a message ("Comments are turned off") and a
+ * live stream's chat in place of comments have none; a section or page we cannot place is drift.
+ */
 export function readCommentsEntry(json: Json): Outcome<CommentsEntry> {
   const results = arrayAt(json, 'contents', 'twoColumnWatchNextResults', 'results', 'results', 'contents');
   if (!objectAt(json, 'contents', 'twoColumnWatchNextResults')) return changed('watch page without twoColumnWatchNextResults');
-  const section = results.map((r) => objectAt(r, 'itemSectionRenderer')).find((s) => stringAt(s, 'sectionIdentifier') === 'comment-item-section' || stringAt(s, 'targetId') === 'comments-section');
-  const hasVideo = findAll(json, 'videoPrimaryInfoRenderer').length > 0 || findAll(json, 'videoDescriptionHeaderRenderer').length > 0 || section !== undefined;
-  if (!section) return { kind: 'ok', value: { continuation: null, hasVideo } };
-  return { kind: 'ok', value: { continuation: continuationToken(section), hasVideo: true } };
+  const panel = findAll(json.engagementPanels, 'engagementPanelSectionListRenderer').find(
+    (p) => stringAt(p, 'panelIdentifier') === 'engagement-panel-comments-section' || stringAt(p, 'targetId') === 'engagement-panel-comments-section',
+  );
+  const sections = [...results.map((r) => objectAt(r, 'itemSectionRenderer')), ...findAll(objectAt(panel, 'content'), 'itemSectionRenderer')].filter(
+    (s): s is Json => s !== undefined && isCommentSection(s),
+  );
+  const hasVideo = findAll(json, 'videoPrimaryInfoRenderer').length > 0 || findAll(json, 'videoDescriptionHeaderRenderer').length > 0 || sections.length > 0;
+  if (!hasVideo) return { kind: 'ok', value: { continuation: null, hasVideo } };
+  for (const section of sections) {
+    const token = continuationToken(section);
+    if (token) return { kind: 'ok', value: { continuation: token, hasVideo: true } };
+  }
+  const off = sections.some((section) => arrayAt(section, 'contents').some((entry) => objectAt(entry, 'messageRenderer')));
+  const liveChat = objectAt(json, 'contents', 'twoColumnWatchNextResults', 'conversationBar', 'liveChatRenderer') !== undefined;
+  if (off || (sections.length === 0 && liveChat)) return { kind: 'ok', value: { continuation: null, hasVideo: true } };
+  return changed(sections.length === 0 ? 'watch page without a comment section' : 'comment section in an unknown layout');
 }
 
 export const parseCommentsEntry = (response: UpstreamResponse): Outcome<CommentsEntry> => withDocument(response, readCommentsEntry);
@@ -719,8 +1071,13 @@ function sortTokens(items: unknown[]): CommentPage['sorts'] {
 }
 
 export function readComments(json: Json): Outcome<CommentPage> {
-  const continuation = continuationItems(json);
-  if (!continuation.found) return changed('comments answer without continuation items');
+  const received = continuationItems(json);
+  // The older answer: `continuationContents.itemSectionContinuation` with its own `continuations`.
+  const legacy = received.found ? null : legacyContinuation(json);
+  if (!received.found && !legacy) return changed('comments answer without continuation items');
+  // Its header (the sort menu) is the section's `header`, not an item.
+  const legacyHeader = objectAt(json, 'continuationContents', 'itemSectionContinuation', 'header');
+  const continuation = { items: legacy ? [...(legacyHeader ? [legacyHeader] : []), ...legacy.items] : received.items };
   const entities = new Map<string, Json>();
   for (const mutation of arrayAt(json, 'frameworkUpdates', 'entityBatchUpdate', 'mutations')) {
     const key = stringAt(mutation, 'entityKey');
@@ -729,7 +1086,8 @@ export function readComments(json: Json): Outcome<CommentPage> {
   }
   const comments: Comment[] = [];
   let unreadable = 0;
-  let next: string | null = null;
+  const unknown = new Set<string>();
+  let next: string | null = legacy?.next ?? null;
   for (const item of continuation.items) {
     const thread = objectAt(item, 'commentThreadRenderer');
     // A full page reads no more comments (issue 33), but still finds the continuation, which comes last.
@@ -753,8 +1111,11 @@ export function readComments(json: Json): Outcome<CommentPage> {
     }
     const more = objectAt(item, 'continuationItemRenderer');
     if (more) next = continuationToken({ continuationItemRenderer: more }) ?? next;
+    else if (isObject(item) && !objectAt(item, 'commentsHeaderRenderer')) unknown.add(Object.keys(item)[0] ?? 'an empty item');
   }
   if (comments.length === 0 && unreadable > 0) return changed(`${unreadable} comment threads in an unknown layout`);
+  // Items of a kind we do not know and no comment: a generation no parser reads, not "no comments".
+  if (comments.length === 0 && unknown.size > 0) return changed(`comments only in unknown items (${[...unknown].join(', ')})`);
   return { kind: 'ok', value: { items: comments, continuation: next, sorts: sortTokens(continuation.items) } };
 }
 

@@ -8,11 +8,13 @@ import {
   parseCommentsEntry,
   parseNext,
   parsePlayer,
+  parsePlaylist,
+  parsePlaylistContinuation,
   parseResolvedChannel,
   parseSearch,
   parseTimedText,
 } from './parse.ts';
-import type { ChannelPage, CommentPage, CommentsEntry, ItemPage, NextInfo, PlayerInfo, SearchItem, TranscriptSegment, VideoItem } from './types.ts';
+import type { ChannelPage, CommentPage, CommentsEntry, ItemPage, NextInfo, PlayerInfo, PlaylistPage, PlaylistVideoItem, SearchItem, TranscriptSegment, VideoItem } from './types.ts';
 
 const UPSTREAM = 'youtube';
 // InnerTube reads are POSTs that change nothing: safe to send twice.
@@ -68,14 +70,18 @@ export const commentsAdapter: Adapter<{ continuation: string }, CommentPage> = {
   parse: (response) => parseComments(response),
 };
 
-/** A caption track: its path and query on the configured base, asking for the json3 form. */
-export const timedTextAdapter: Adapter<{ path: string }, TranscriptSegment[]> = {
+/**
+ * A caption track: its path and query on the configured base, asking for the json3 form, and
+ * for YouTube's translation into `translateTo` (`tlang`) when given.
+ */
+export const timedTextAdapter: Adapter<{ path: string; translateTo?: string }, TranscriptSegment[]> = {
   ...common,
   operation: 'timedtext',
-  buildRequest: ({ path }, { baseUrl }) => {
+  buildRequest: ({ path, translateTo }, { baseUrl }) => {
     // Relative to the base, so a base URL with a path prefix keeps it (as the InnerTube calls do).
     const url = new URL(path.replace(/^\/+/, ''), baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
     url.searchParams.set('fmt', 'json3');
+    if (translateTo !== undefined) url.searchParams.set('tlang', translateTo);
     return { url: url.toString(), method: 'GET', headers: { accept: 'application/json', 'accept-language': 'en-US,en;q=0.9', cookie: 'SOCS=CAI' } };
   },
   parse: (response) => parseTimedText(response),
@@ -110,4 +116,19 @@ export const channelContinuationAdapter: Adapter<{ continuation: string }, ItemP
   operation: 'browse',
   buildRequest: ({ continuation }, { baseUrl }) => innertubeRequest(baseUrl, 'browse', { continuation }),
   parse: (response) => parseChannelContinuation(response),
+};
+
+/** A playlist's page: `browse` of `VL` + its id. */
+export const playlistAdapter: Adapter<{ playlistId: string }, PlaylistPage> = {
+  ...common,
+  operation: 'browse',
+  buildRequest: ({ playlistId }, { baseUrl }) => innertubeRequest(baseUrl, 'browse', { browseId: `VL${playlistId}` }),
+  parse: (response, { playlistId }) => parsePlaylist(response, playlistId),
+};
+
+export const playlistContinuationAdapter: Adapter<{ continuation: string }, ItemPage<PlaylistVideoItem>> = {
+  ...common,
+  operation: 'browse',
+  buildRequest: ({ continuation }, { baseUrl }) => innertubeRequest(baseUrl, 'browse', { continuation }),
+  parse: (response) => parsePlaylistContinuation(response),
 };

@@ -17,6 +17,14 @@ export interface CaptionTrack extends TranscriptLanguage {
   path: string;
   /** The track the player would show by default (its audio track's default). */
   is_default: boolean;
+  /** YouTube translates this track (`tlang`) into any of the player's translation languages. */
+  is_translatable: boolean;
+}
+
+/** A language YouTube translates translatable tracks into. */
+export interface TranslationLanguage {
+  language: string;
+  name: string;
 }
 
 export interface PlayerInfo {
@@ -34,6 +42,7 @@ export interface PlayerInfo {
   thumbnails: Thumbnail[];
   channel: ChannelRefItem;
   tracks: CaptionTrack[];
+  translation_languages: TranslationLanguage[];
 }
 
 export interface Thumbnail {
@@ -47,12 +56,14 @@ export interface Chapter {
   start_seconds: number;
 }
 
-/** What the watch page (`/next`) adds: counts, chapters, and which generation it was read from. */
+/** What the watch page (`/next`) adds: counts, chapters, the date it shows, and which generation it was read from. */
 export interface NextInfo {
   like_count: number | null;
   view_count: number | null;
   comment_count: number | null;
   chapters: Chapter[];
+  /** The date the page shows under the title ("Aug 24, 2019", "Premiered …"), as YYYY-MM-DD. */
+  published_at: string | null;
   generation: 'primary-info' | 'description-header';
 }
 
@@ -89,6 +100,8 @@ export interface Transcript {
   language: string;
   name: string;
   auto_generated: boolean;
+  /** The track's own language when YouTube translated it into `language`; null otherwise. */
+  translated_from: string | null;
   segments: TranscriptSegment[];
   text: string;
   available_languages: TranscriptLanguage[];
@@ -148,6 +161,25 @@ export interface ChannelInfo {
 
 export interface ChannelPage extends ItemPage<VideoItem> {
   channel: ChannelInfo;
+}
+
+export interface PlaylistInfo {
+  id: string;
+  url: string;
+  title: string;
+  description: string;
+  channel: ChannelRefItem | null;
+  video_count: number | null;
+  view_count: number | null;
+}
+
+/** A playlist's entry: a video item and its position in the playlist (1-based, null when not shown). */
+export interface PlaylistVideoItem extends VideoItem {
+  position: number | null;
+}
+
+export interface PlaylistPage extends ItemPage<PlaylistVideoItem> {
+  playlist: PlaylistInfo;
 }
 
 export interface Comment {
