@@ -116,7 +116,7 @@ export function explainSandboxFailure(facts: UserNamespaceFacts): string {
   if (facts.unprivilegedUsernsClone === '0') causes.push('kernel.unprivileged_userns_clone is 0');
   if (facts.maxUserNamespaces === '0') causes.push('user.max_user_namespaces is 0');
   if (facts.apparmorRestrict === '1') causes.push('AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns is 1)');
-  if (facts.seccomp === '2') causes.push("a seccomp filter is in force (a container runtime's default profile forbids creating user namespaces)");
-  const detail = causes.length > 0 ? causes.join('; ') : 'the kernel refused to create them';
-  return `unprivileged user namespaces are not available (${detail})`;
+  if (facts.seccomp === '2') causes.push("the process runs under a seccomp filter, as in a container, whose runtime's default profile forbids creating them");
+  const detail = causes.length > 0 ? causes.join('; ') : 'the kernel refused to create one';
+  return `unprivileged user namespaces are not available: ${detail}`;
 }

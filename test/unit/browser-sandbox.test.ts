@@ -17,7 +17,7 @@ import {
 } from '../../src/browser/sandbox.ts';
 
 const USABLE: SandboxProbe = { usable: true };
-const UNUSABLE: SandboxProbe = { usable: false, why: 'unprivileged user namespaces are not available (user.max_user_namespaces is 0)' };
+const UNUSABLE: SandboxProbe = { usable: false, why: 'unprivileged user namespaces are not available: user.max_user_namespaces is 0' };
 const USER = 1000;
 
 describe('the browser sandbox decision', () => {
@@ -32,7 +32,7 @@ describe('the browser sandbox decision', () => {
   test('as a user without user namespaces: auto runs unsandboxed and says why; on refuses', () => {
     const auto = decideSandbox('auto', USER, UNUSABLE);
     assert.ok(auto.launch && !auto.sandboxed);
-    assert.match(auto.reason, /sandbox cannot start here: unprivileged user namespaces are not available \(user\.max_user_namespaces is 0\)/);
+    assert.match(auto.reason, /sandbox cannot start here: unprivileged user namespaces are not available: user\.max_user_namespaces is 0/);
     const on = decideSandbox('on', USER, UNUSABLE);
     assert.equal(on.launch, false);
     assert.match(on.reason, /BROWSER_SANDBOX=on.*user\.max_user_namespaces is 0/);
@@ -76,7 +76,7 @@ describe('the browser sandbox decision', () => {
     assert.match(explainSandboxFailure({ unprivilegedUsernsClone: '0' }), /kernel\.unprivileged_userns_clone is 0/);
     assert.match(explainSandboxFailure({ apparmorRestrict: '1' }), /AppArmor/);
     assert.match(explainSandboxFailure({ seccomp: '2' }), /seccomp filter/);
-    assert.match(explainSandboxFailure({ maxUserNamespaces: '15000', seccomp: '0' }), /not available \(the kernel refused to create them\)/);
+    assert.match(explainSandboxFailure({ maxUserNamespaces: '15000', seccomp: '0' }), /not available: the kernel refused to create one$/);
   });
 });
 
