@@ -25,7 +25,8 @@ export type BrowserStatus =
   | { available: false; reason: string };
 
 const statuses = new Map<string, Promise<BrowserStatus>>();
-const starts = new Map<string, Promise<boolean>>();
+/** Per path: whether Chromium starts without its sandbox (undefined) or what went wrong. */
+const unsandboxedStarts = new Map<string, Promise<string | undefined>>();
 
 /**
  * How the pool may run `executablePath` under the BROWSER_SANDBOX `mode`: sandboxed, unsandboxed
@@ -50,12 +51,17 @@ export function browserStatus(executablePath: string, mode: BrowserSandboxMode):
  * root without BROWSER_SANDBOX=off). The answer is cached per path.
  */
 export function isBrowserAvailable(executablePath: string = process.env.CHROMIUM_PATH || DEFAULT_CHROMIUM_PATH): Promise<boolean> {
-  let answer = starts.get(executablePath);
-  if (answer === undefined) {
-    answer = isExecutable(executablePath).then((executable) => executable && launches(executablePath, false).then((failure) => failure === undefined));
-    starts.set(executablePath, answer);
+  return isExecutable(executablePath).then(async (executable) => executable && (await startsUnsandboxed(executablePath)) === undefined);
+}
+
+/** One launch without the sandbox per path, shared by both questions. */
+function startsUnsandboxed(executablePath: string): Promise<string | undefined> {
+  let failure = unsandboxedStarts.get(executablePath);
+  if (failure === undefined) {
+    failure = launches(executablePath, false);
+    unsandboxedStarts.set(executablePath, failure);
   }
-  return answer;
+  return failure;
 }
 
 async function probeStatus(executablePath: string, mode: BrowserSandboxMode): Promise<BrowserStatus> {
@@ -71,7 +77,7 @@ async function probeStatus(executablePath: string, mode: BrowserSandboxMode): Pr
   const decision = decideSandbox(mode, uid, probe);
   if (!decision.launch) return { available: false, reason: decision.reason };
   if (decision.sandboxed) return { available: true, sandboxed: true };
-  const failure = await launches(executablePath, false);
+  const failure = await startsUnsandboxed(executablePath);
   if (failure !== undefined) return { available: false, reason: `Chromium at ${executablePath} does not start: ${brief(failure)}` };
   return { available: true, sandboxed: false, reason: decision.reason };
 }

@@ -5,7 +5,9 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { browserStatus } from '../../src/browser/availability.ts';
 import { chromiumArgs } from '../../src/browser/launch.ts';
+import { createBrowserPool } from '../../src/browser/pool.ts';
 import {
   BROWSER_SANDBOX_MODES,
   decideSandbox,
@@ -19,6 +21,7 @@ import {
 const USABLE: SandboxProbe = { usable: true };
 const UNUSABLE: SandboxProbe = { usable: false, why: 'unprivileged user namespaces are not available: user.max_user_namespaces is 0' };
 const USER = 1000;
+const ROOT = process.geteuid?.() === 0;
 
 describe('the browser sandbox decision', () => {
   test('as a user with user namespaces: sandboxed, unless BROWSER_SANDBOX=off', () => {
@@ -93,4 +96,28 @@ describe('Chromium switches', () => {
       assert.ok(args.includes('--js-flags=--max-old-space-size=320'));
     }
   });
+});
+
+describe('the pool and the status, as root', { skip: ROOT ? false : 'needs root (CI runs as root)' }, () => {
+  test('createBrowserPool refuses to be built unless sandbox is off', async () => {
+    for (const sandbox of [undefined, 'auto', 'on'] as const) {
+      assert.throws(() => createBrowserPool({ executablePath: '/usr/bin/chromium', navigationTimeoutMs: 1_000, sandbox }), /does not start: the service runs as root \(uid 0\)/);
+    }
+    const pool = createBrowserPool({ executablePath: '/usr/bin/chromium', navigationTimeoutMs: 1_000, sandbox: 'off' });
+    await pool.close();
+  });
+
+  test('browserStatus answers at once, without launching anything', async () => {
+    // /bin/sh is executable: a launch would be tried (and fail) if the root rule did not come first.
+    const started = Date.now();
+    const status = await browserStatus('/bin/sh', 'auto');
+    assert.equal(status.available, false);
+    assert.match(status.available ? '' : status.reason, /^the service runs as root/);
+    assert.ok(Date.now() - started < 1_000);
+  });
+});
+
+test('browserStatus says when there is no Chromium', async () => {
+  const status = await browserStatus('/nonexistent/chromium', 'auto');
+  assert.deepEqual(status, { available: false, reason: 'no Chromium found at /nonexistent/chromium' });
 });
