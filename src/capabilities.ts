@@ -40,11 +40,9 @@ export interface Capabilities {
   /**
    * The shared headless browser pool, or null when it cannot run here: no Chromium installed, the
    * service running as root without BROWSER_SANDBOX=off, or BROWSER_SANDBOX=on where Chromium's
-   * sandbox cannot start (`browserStatus` says which).
+   * sandbox cannot start (the start log says which, src/browser/sandbox.ts).
    */
   browser(): Promise<BrowserPool | null>;
-  /** How the browser pool runs here (sandboxed, unsandboxed and why, or not and why), once known. */
-  browserStatus(): BrowserStatus | undefined;
   /** Generic pages (POST /v1/web): plain HTTP, or the browser with captcha solving; starts the conversion processes. */
   web(): WebScraper;
   /** Documents of /v1/pdf and /v1/image, downloaded through the runtime. */
@@ -219,7 +217,6 @@ export async function createCapabilities(
     web: () => web.get().scraper,
     documents: () => (documents ??= createDocumentFetcher(runtime, config.outbound.timeoutMs)),
     browser: getBrowser,
-    browserStatus: () => knownBrowserStatus,
     runtime,
     forum: () => forum.get(),
     microblog: () => microblog.get(),
