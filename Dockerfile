@@ -48,6 +48,9 @@ ENV NODE_ENV=production \
 # The embedded database, its lock and the admin socket live here; PostgreSQL mode keeps nothing in it.
 VOLUME ["/data"]
 EXPOSE 8080
+# Not root: the browser pool refuses to start as root unless BROWSER_SANDBOX=off. BROWSER_SANDBOX
+# is left at auto: Chromium runs in its sandbox where the runtime's seccomp profile lets this user
+# create user namespaces, and says at start when it cannot (docs/deployment.md).
 USER gleaner
 
 # /ready is 200 once the pools (PDF, OCR, browser) are up and 503 while starting, draining or stopping.

@@ -45,7 +45,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { startTestService } from '../test/support/service.ts';
 import { startLoopbackSite } from '../test/support/web-site.ts';
 import { articlePage, largeArticlePage } from '../test/support/web-fixtures.ts';
-import { createBrowserPool, isBrowserAvailable } from '../src/browser/index.ts';
+import { browserPoolOptionsFromEnv, browserStatus, createBrowserPool } from '../src/browser/index.ts';
 import { createOutboundClient } from '../src/outbound/client.ts';
 import { convertPage, createDomainBlocklist, createPageConverter, createWebScraper } from '../src/adapters/web/index.ts';
 import { createUpstreamRuntime } from '../src/adapters/kit/runtime.ts';
@@ -264,10 +264,14 @@ function conversionRss(): string {
 
 // ---- browser ----------------------------------------------------------------------------------
 const chromium = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-if (skipBrowser || !(await isBrowserAvailable(chromium))) {
-  console.log(skipBrowser ? 'browser: skipped (BENCH_WEB_SKIP_BROWSER=1)' : `browser: skipped, no Chromium at ${chromium}`);
+// BROWSER_SANDBOX as the service reads it: as root the pool runs only with BROWSER_SANDBOX=off.
+const { sandbox } = browserPoolOptionsFromEnv();
+const status = skipBrowser ? undefined : await browserStatus(chromium, sandbox ?? 'auto');
+if (status === undefined || !status.available) {
+  console.log(status === undefined ? 'browser: skipped (BENCH_WEB_SKIP_BROWSER=1)' : `browser: skipped, ${status.reason}`);
 } else {
-  const pool = createBrowserPool({ executablePath: chromium, navigationTimeoutMs: 60_000, maxPagesPerBrowser: 4, allowHosts: ['127.0.0.1'], idleTimeoutMs: 0 });
+  console.log(`browser: Chromium ${status.sandboxed ? 'in its sandbox' : `without its sandbox (${status.reason})`}`);
+  const pool = createBrowserPool({ executablePath: chromium, navigationTimeoutMs: 60_000, maxPagesPerBrowser: 4, allowHosts: ['127.0.0.1'], idleTimeoutMs: 0, sandbox });
   const outbound = createOutboundClient({ allowHosts: ['127.0.0.1'], timeoutMs: 30_000, connectTimeoutMs: 5_000, headersTimeoutMs: 10_000 });
   const browser = async () => pool;
   const runtime = createUpstreamRuntime({ outbound, browser });

@@ -20,7 +20,7 @@ import { DEFAULT_BREAKER_POLICY, MemoryBreakerStore, RedisBreakerStore, type Bre
 import type { CallContext, CallOutcome, RuntimeEvent, UpstreamLogger } from './adapters/kit/types.ts';
 import { createDocumentFetcher, type DocumentFetcher } from './adapters/document/index.ts';
 import { SOLVER_BALANCE } from './adapters/web/index.ts';
-import { browserCapability, isBrowserAvailable, type BrowserPool } from './browser/index.ts';
+import { BROWSER_DEFAULTS, browserCapability, browserStatus, type BrowserPool, type BrowserStatus } from './browser/index.ts';
 import { webCapability, type WebScraper } from './adapters/web/index.ts';
 import type { OutboundClient } from './outbound/types.ts';
 import { forumCapability, type ForumClient } from './adapters/reddit/index.ts';
@@ -37,7 +37,11 @@ export interface Capabilities {
   pdf(): PdfExtractor;
   ocr(): ImageOcr;
   search(): SearchChain;
-  /** The shared headless browser pool, or null when no Chromium is installed. */
+  /**
+   * The shared headless browser pool, or null when it cannot run here: no Chromium installed, the
+   * service running as root without BROWSER_SANDBOX=off, or BROWSER_SANDBOX=on where Chromium's
+   * sandbox cannot start (the start log says which, src/browser/sandbox.ts).
+   */
   browser(): Promise<BrowserPool | null>;
   /** Generic pages (POST /v1/web): plain HTTP, or the browser with captcha solving; starts the conversion processes. */
   web(): WebScraper;
@@ -90,6 +94,8 @@ export interface PoolStats {
   memoryBytes?: number;
   /** Work ended for passing its memory limit (browser renderers killed), where counted. */
   memoryKills?: number;
+  /** Whether the pool's processes run in their sandbox (the browser: Chromium's sandbox, docs/browser.md). */
+  sandboxed?: boolean;
   /** Workers one user may keep busy at once, where bounded (docs/reliability.md). */
   userBound?: number;
   /** Tasks that waited at their user's bound while a worker was free, since the start. */
@@ -156,9 +162,20 @@ export async function createCapabilities(
   let browser: Promise<BrowserPool | null> | undefined;
   // The pool once started, however it was (warm-up or a first request), for its gauges.
   let runningBrowser: BrowserPool | null = null;
+  let knownBrowserStatus: BrowserStatus | undefined;
+  // Found once (probe launches of Chromium), and said once in the log when the browser is not sandboxed.
+  let browserStatusFound: Promise<BrowserStatus> | undefined;
+  const findBrowserStatus = () =>
+    (browserStatusFound ??= browserStatus(browserSettings.executablePath, browserSettings.sandbox ?? BROWSER_DEFAULTS.sandbox).then((status) => {
+      knownBrowserStatus = status;
+      if (status.available && !status.sandboxed) deps.logger?.warn({ sandboxed: false, reason: status.reason }, `the browser pool runs Chromium WITHOUT its sandbox: ${status.reason}`);
+      else if (!status.available) deps.logger?.warn({ available: false, reason: status.reason }, `the browser pool stays off: ${status.reason}`);
+      else deps.logger?.info?.({ sandboxed: true }, "the browser pool runs Chromium in its sandbox");
+      return status;
+    }));
   const getBrowser = () =>
-    (browser ??= isBrowserAvailable(browserSettings.executablePath).then((available) =>
-      available ? (runningBrowser = browserCapability.start({ ...browserSettings, leases }, undefined)) : null,
+    (browser ??= findBrowserStatus().then((status) =>
+      status.available ? (runningBrowser = browserCapability.start({ ...browserSettings, leases }, undefined)) : null,
     ));
   const browserSource: BrowserSource = getBrowser;
 
@@ -173,7 +190,7 @@ export async function createCapabilities(
 
   const searchSettings = env.read((reader) => searchCapability.settings(reader));
   // Only look for Chromium at start-up when the engines asked for may need it (Google).
-  const hasBrowser = searchWantsBrowser(searchSettings) ? await isBrowserAvailable(browserSettings.executablePath) : false;
+  const hasBrowser = searchWantsBrowser(searchSettings) ? (await findBrowserStatus()).available : false;
   const search = env.read(() =>
     searchCapability.start(searchSettings, {
       runtime,
@@ -219,11 +236,13 @@ export async function createCapabilities(
       await ocr.get().warm();
       // Closed meanwhile (a shutdown during the start): start nothing more.
       if (closed) return;
-      if ((await isBrowserAvailable(browserSettings.executablePath)) && !closed) {
-        progress('starting the browser pool');
-        startedBrowser = await getBrowser();
+      const status = await findBrowserStatus();
+      if (closed) return;
+      if (!status.available) {
+        progress(`the browser pool stays off: ${status.reason}`);
       } else {
-        progress('no Chromium found: the browser pool stays off');
+        progress(status.sandboxed ? "starting the browser pool (Chromium in its sandbox)" : `starting the browser pool WITHOUT Chromium's sandbox: ${status.reason}`);
+        startedBrowser = await getBrowser();
       }
       warmState = 'warm';
     },
@@ -248,7 +267,8 @@ export async function createCapabilities(
       const statsBrowser = startedBrowser ?? runningBrowser;
       if (statsBrowser) {
         const s = statsBrowser.stats();
-        stats.push({ pool: 'browser', workers: s.running, busy: s.active, queued: s.queued, memoryBytes: s.memoryBytes, memoryKills: s.memoryKills, userBound: s.userBound, userWaits: s.userWaits, userPeak: s.userPeak });
+        const sandboxed = knownBrowserStatus?.available === true ? knownBrowserStatus.sandboxed : undefined;
+        stats.push({ pool: 'browser', workers: s.running, busy: s.active, queued: s.queued, memoryBytes: s.memoryBytes, memoryKills: s.memoryKills, userBound: s.userBound, userWaits: s.userWaits, userPeak: s.userPeak, sandboxed });
       }
       return stats;
     },
@@ -301,7 +321,8 @@ export async function checkCapabilitySettings(config: Config): Promise<void> {
     throw new ConfigError(`Unknown search engine "${unknown}" in SEARCH_ENGINES (known: ${ENGINE_NAMES.join(', ')}).`, 'SEARCH_ENGINES');
   }
   const needsBrowser = search.engines.length > 0 && search.engines.every((name) => isEngineName(name) && ENGINES[name].via === 'browser');
-  if (needsBrowser && !(await isBrowserAvailable(browserSettings.executablePath))) {
-    throw new ConfigError(`SEARCH_ENGINES lists only engines that need Chromium, and none was found at ${browserSettings.executablePath}.`, 'SEARCH_ENGINES');
+  if (needsBrowser) {
+    const status = await browserStatus(browserSettings.executablePath, browserSettings.sandbox ?? BROWSER_DEFAULTS.sandbox);
+    if (!status.available) throw new ConfigError(`SEARCH_ENGINES lists only engines that need Chromium, and the browser pool cannot run: ${status.reason}.`, 'SEARCH_ENGINES');
   }
 }

@@ -20,11 +20,12 @@ const PROFILE_PREFIX = 'gleaner-chromium-';
 /**
  * Chromium switches. The background-networking ones keep Chromium from dialling its own services
  * (refused on a closed network, pointless elsewhere); the rest pin every byte to the guard.
+ * `--no-sandbox` only when the pool runs Chromium unsandboxed (sandbox.ts decides when).
  */
-export function chromiumArgs(proxyUrl: string, options: { jsHeapMb?: number } = {}): string[] {
+export function chromiumArgs(proxyUrl: string, options: { jsHeapMb?: number; sandboxed: boolean }): string[] {
   return [
     '--headless',
-    '--no-sandbox',
+    ...(options.sandboxed ? [] : ['--no-sandbox']),
     '--disable-gpu',
     '--disable-quic',
     '--no-first-run',
@@ -39,7 +40,9 @@ export function chromiumArgs(proxyUrl: string, options: { jsHeapMb?: number } = 
     // Belt and braces: the browser itself can resolve no name and reach no address but the
     // proxy's, so a path that ignored the proxy would fail instead of connecting.
     '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1',
-    // Keeps cross-site frames in the page's process, where the request interception sees them.
+    // Keeps cross-site frames in the page's process: there the request interception sees them,
+    // and the renderer memory limit bounds the whole page. With site isolation each cross-site
+    // frame is a renderer of its own, each under its own limit (docs/browser.md, "Site isolation").
     '--disable-site-isolation-trials',
     // A page's JavaScript heap fails (its renderer crashes) well before the renderer's own limit.
     ...(options.jsHeapMb !== undefined ? [`--js-flags=--max-old-space-size=${options.jsHeapMb}`] : []),
@@ -48,6 +51,8 @@ export function chromiumArgs(proxyUrl: string, options: { jsHeapMb?: number } = 
 
 export interface LaunchOptions {
   executablePath: string;
+  /** With Chromium's sandbox, or without it (`--no-sandbox`): availability.ts decides which. */
+  sandboxed: boolean;
   /** Parent folder of the per-browser profile folders. Default: the OS temporary folder. */
   userDataRoot?: string;
   timeoutMs?: number;
@@ -82,8 +87,8 @@ export async function launchBrowser(options: LaunchOptions): Promise<LaunchedBro
     const defaultContext = await chromium.launchPersistentContext(userDataDir, {
       executablePath: options.executablePath,
       headless: true,
-      chromiumSandbox: false,
-      args: chromiumArgs(browserGuard.url, { jsHeapMb: jsHeapMbFor(options.memory) }),
+      chromiumSandbox: options.sandboxed,
+      args: chromiumArgs(browserGuard.url, { jsHeapMb: jsHeapMbFor(options.memory), sandboxed: options.sandboxed }),
       timeout: options.timeoutMs ?? DEFAULT_LAUNCH_TIMEOUT_MS,
       handleSIGINT: false,
       handleSIGTERM: false,

@@ -12,6 +12,8 @@ import { parseHttpUrl } from '../outbound/url-policy.ts';
 import { invokeCheckHost, invokeCheckUrl } from './failures.ts';
 import { raceAbort } from '../core/abort.ts';
 import { launchBrowser, type LaunchedBrowser } from './launch.ts';
+import { browserStatus } from './availability.ts';
+import { currentUid, rootRefusal, type BrowserSandboxMode } from './sandbox.ts';
 import type { MemoryWatchOptions } from './memory.ts';
 import { defaultPerTenant, FairLimiter, SYSTEM_TENANT } from '../core/fair-limiter.ts';
 import { BrowserGoneError, renderPage, type RenderJob } from './render.ts';
@@ -30,6 +32,7 @@ export const POOL_DEFAULTS = {
   // a bomb passes it within seconds, and the watchdog's reading interval bounds the overshoot.
   pageMemoryMb: 640,
   idleTimeoutMs: 5 * 60_000,
+  sandbox: 'auto' as BrowserSandboxMode,
 } as const;
 
 /** How often a browser's process tree is read while pages render. */
@@ -52,6 +55,9 @@ class Pool implements BrowserPool {
   #closed = false;
 
   constructor(options: BrowserPoolOptions) {
+    // As root Chromium runs only without its sandbox: the operator must have said so.
+    const refusal = rootRefusal(options.sandbox ?? POOL_DEFAULTS.sandbox, currentUid());
+    if (refusal !== undefined) throw new Error(`The browser pool does not start: ${refusal}`);
     this.#options = options;
     const maxBrowsers = positive(options.maxBrowsers ?? POOL_DEFAULTS.maxBrowsers, 'maxBrowsers');
     const maxPages = positive(options.maxPagesPerBrowser ?? POOL_DEFAULTS.maxPagesPerBrowser, 'maxPagesPerBrowser');
@@ -250,12 +256,7 @@ class BrowserSlot {
   }
 
   #launch(): Promise<LaunchedBrowser> {
-    const launching = launchBrowser({
-      executablePath: this.#options.executablePath,
-      userDataRoot: this.#options.userDataRoot,
-      timeoutMs: this.#options.launchTimeoutMs,
-      memory: this.#memory,
-    }).then((launched) => {
+    const launching = this.#start().then((launched) => {
       this.launches += 1;
       this.#current = launched;
       this.#alive.add(launched);
@@ -271,6 +272,19 @@ class BrowserSlot {
       if (this.#launching === launching) this.#launching = undefined;
     });
     return launching;
+  }
+
+  /** Chromium as the machine and BROWSER_SANDBOX allow: with its sandbox, without it, or not at all. */
+  async #start(): Promise<LaunchedBrowser> {
+    const status = await browserStatus(this.#options.executablePath, this.#options.sandbox ?? POOL_DEFAULTS.sandbox);
+    if (!status.available) throw new Error(status.reason);
+    return launchBrowser({
+      executablePath: this.#options.executablePath,
+      sandboxed: status.sandboxed,
+      userDataRoot: this.#options.userDataRoot,
+      timeoutMs: this.#options.launchTimeoutMs,
+      memory: this.#memory,
+    });
   }
 
   /** Drops a browser that stopped answering and makes sure its process is gone. */

@@ -9,6 +9,7 @@ import type { OutboundRequest } from '../outbound/types.ts';
 import type { CaptchaSolverFunction } from './challenges.ts';
 import type { PageAction, ScreenshotOptions } from './steps.ts';
 import type { TenantLeases } from '../core/fair-limiter.ts';
+import type { BrowserSandboxMode } from './sandbox.ts';
 
 export interface BrowserPoolOptions {
   /** The Chromium binary (CHROMIUM_PATH). Never downloaded: the system package provides it. */
@@ -52,6 +53,12 @@ export interface BrowserPoolOptions {
   userConcurrency?: number;
   /** Shared per-user leases, so the bound holds across replicas (scaled mode). */
   leases?: TenantLeases;
+  /**
+   * Chromium's sandbox (BROWSER_SANDBOX, sandbox.ts): `auto` (default) sandboxed where the
+   * machine allows it, else without and said so; `on` sandboxed or not at all; `off` never
+   * sandboxed. The pool refuses to start as root unless it is `off`.
+   */
+  sandbox?: BrowserSandboxMode;
 }
 
 /** How a page is rendered, beyond what a plain request says. */

@@ -29,7 +29,7 @@ export function metricsSettings(env: EnvReader): MetricsSettings {
 
 /** What the gauges read at scrape time. */
 export interface MetricsSources {
-  pools(): Array<{ pool: string; workers: number; busy: number; queued: number; recycled?: number; memoryBytes?: number; memoryKills?: number; userWaits?: number }>;
+  pools(): Array<{ pool: string; workers: number; busy: number; queued: number; recycled?: number; memoryBytes?: number; memoryKills?: number; userWaits?: number; sandboxed?: boolean }>;
   /** Credit holds of requests in flight (or left by a stopped process until swept). */
   holds(): Promise<{ count: number; credits: number }>;
   /**
@@ -169,6 +169,16 @@ export class GleanerMetrics {
       collect() {
         this.reset();
         for (const p of sources.pools()) if (p.memoryBytes !== undefined) this.set({ pool: p.pool }, p.memoryBytes);
+      },
+    });
+    new Gauge({
+      name: 'gleaner_pool_sandboxed',
+      help: "1 when a pool's processes run in their sandbox, 0 when they run without it: the browser pool's Chromium (BROWSER_SANDBOX; the start log says why it is not sandboxed).",
+      labelNames: ['pool'],
+      registers,
+      collect() {
+        this.reset();
+        for (const p of sources.pools()) if (p.sandboxed !== undefined) this.set({ pool: p.pool }, p.sandboxed ? 1 : 0);
       },
     });
     new Counter({

@@ -97,6 +97,7 @@ const BAD_SETTINGS: Array<[string, string]> = [
   ['LOG_LEVEL', 'loud'],
   ['REDIS_URL', 'localhost:6379'],
   ['OUTBOUND_ALLOW_HOSTS', 'proxy,${OUTBOUND_ALLOW_HOSTS:-}'],
+  ['BROWSER_SANDBOX', 'no'],
 ];
 
 for (const [variable, value] of BAD_SETTINGS) {

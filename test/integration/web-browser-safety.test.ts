@@ -16,6 +16,7 @@ import { createOutboundClient, type ClosableOutboundClient } from '../../src/out
 import type { LookupFunction } from '../../src/outbound/resolve.ts';
 import { createDomainBlocklist, createWebScraper, type WebScraper } from '../../src/adapters/web/index.ts';
 import { createUpstreamRuntime } from '../../src/adapters/kit/runtime.ts';
+import { TEST_BROWSER_SANDBOX } from '../support/service.ts';
 
 const chromium = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const skip = (await isBrowserAvailable(chromium)) ? false : `Chromium is not available at ${chromium} (install the chromium package or set CHROMIUM_PATH)`;
@@ -54,7 +55,7 @@ before(async () => {
   }));
   site.route('/to-blocked', () => ({ status: 302, headers: { location: `http://www.facebook.com:${port}/landing` } }));
   site.route('/to-data', () => ({ headers: { 'content-type': 'text/html' }, body: '<script>location.href = "data:text/html,%3Cp%3Eescaped%3C/p%3E";</script>' }));
-  pool = createBrowserPool({ executablePath: chromium, navigationTimeoutMs: 20_000, maxPagesPerBrowser: 2, allowHosts, lookup, idleTimeoutMs: 0 });
+  pool = createBrowserPool({ executablePath: chromium, navigationTimeoutMs: 20_000, maxPagesPerBrowser: 2, allowHosts, lookup, idleTimeoutMs: 0, sandbox: TEST_BROWSER_SANDBOX });
   outbound = createOutboundClient({ allowHosts, lookup, timeoutMs: 10_000, connectTimeoutMs: 5_000, headersTimeoutMs: 5_000 });
   web = createWebScraper(
     { timeoutMs: 10_000, browserTimeoutMs: 20_000, proxyConfigured: false },

@@ -14,6 +14,7 @@ import assert from 'node:assert/strict';
 import { RequestError, Server as ForwardProxy } from 'proxy-chain';
 import { createBrowserPool, isBrowserAvailable } from '../../src/browser/index.ts';
 import { REBIND_NAME as NAME, startCanary, startRebindingDns } from '../support/rebinding-dns.ts';
+import { TEST_BROWSER_SANDBOX } from '../support/service.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const skip = (await isBrowserAvailable(CHROMIUM)) ? false : `Chromium is not available at ${CHROMIUM} (install the chromium package or set CHROMIUM_PATH)`;
@@ -44,6 +45,7 @@ describe('DNS rebinding through PROXY_URL, in the browser', { skip }, () => {
         lookup: dns.lookup,
         proxyUrl: `http://127.0.0.1:${proxy.port}`,
         idleTimeoutMs: 0,
+        sandbox: TEST_BROWSER_SANDBOX,
       });
       try {
         const outcome = await pool.fetchPage({ url: `${scheme}://${NAME}:${canary.port}/` }).then(

@@ -12,6 +12,13 @@ import { withDefaultUser } from '../../src/storage/db.ts';
 import { startService, type RunningService, type StartOptions } from '../../src/app.ts';
 import type { Product } from '../../src/credits/products.ts';
 
+/**
+ * BROWSER_SANDBOX for the browsers tests start. As root (CI) the pool starts only with `off`, the
+ * operator's explicit choice (docs/browser.md, "The sandbox"); as any other user tests run it as
+ * the service does by default (`auto`: sandboxed where the machine allows it).
+ */
+export const TEST_BROWSER_SANDBOX = process.geteuid?.() === 0 ? 'off' : 'auto';
+
 export interface TestService extends RunningService {
   env: Record<string, string>;
   /** A user with a token and the given balances. */
@@ -59,6 +66,7 @@ export async function startTestService(envOverrides: Record<string, string> = {}
     OUTBOUND_ALLOW_HOSTS: '127.0.0.1,localhost',
     // No Chromium probe unless a test asks for Google.
     SEARCH_ENGINES: 'bing,duckduckgo,brave,mojeek,startpage',
+    BROWSER_SANDBOX: TEST_BROWSER_SANDBOX,
     ...(database ? { DATABASE_URL: database.url } : {}),
     ...(process.env.TEST_REDIS_URL ? { REDIS_URL: process.env.TEST_REDIS_URL, REDIS_PREFIX: `gleaner-test-${randomBytes(4).toString('hex')}:` } : {}),
     ...envOverrides,

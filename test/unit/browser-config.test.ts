@@ -12,6 +12,17 @@ describe('browser pool settings from the environment', () => {
     assert.deepEqual(options.allowHosts, []);
     assert.equal(options.proxyUrl, undefined);
     assert.equal(options.pageMemoryMb, 640);
+    assert.equal(options.sandbox, 'auto');
+  });
+
+  test('BROWSER_SANDBOX is auto, on or off, any case; anything else fails at start-up', () => {
+    assert.equal(browserPoolOptionsFromEnv({ BROWSER_SANDBOX: 'on' }).sandbox, 'on');
+    assert.equal(browserPoolOptionsFromEnv({ BROWSER_SANDBOX: 'OFF' }).sandbox, 'off');
+    assert.equal(browserPoolOptionsFromEnv({ BROWSER_SANDBOX: ' auto ' }).sandbox, 'auto');
+    assert.equal(browserPoolOptionsFromEnv({ BROWSER_SANDBOX: '' }).sandbox, 'auto');
+    for (const value of ['true', 'false', 'no', 'yes', 'root']) {
+      assert.throws(() => browserPoolOptionsFromEnv({ BROWSER_SANDBOX: value }), /BROWSER_SANDBOX must be one of auto, on, off/);
+    }
   });
 
   test('BROWSER_PAGE_MEMORY_MB sets the renderer limit, from 256 MB up', () => {

@@ -13,6 +13,7 @@ import type { BrowserPool } from '../../src/browser/types.ts';
 import type { LookupFunction } from '../../src/outbound/resolve.ts';
 import { gzipBomb } from '../support/browser-bomb.ts';
 import { OutboundError, type OutboundErrorCode } from '../../src/outbound/types.ts';
+import { TEST_BROWSER_SANDBOX } from '../support/service.ts';
 
 // The pool against a real Chromium. Pages are served from 127.0.0.1, which the pool exempts by
 // name (as an operator would with OUTBOUND_ALLOW_HOSTS); a canary on 127.0.0.2 (TCP and UDP)
@@ -194,6 +195,7 @@ describe('browser pool', { skip }, () => {
       allowHosts: ['127.0.0.1'],
       lookup: testLookup,
       userDataRoot,
+      sandbox: TEST_BROWSER_SANDBOX,
     });
   });
 
@@ -315,7 +317,7 @@ describe('browser pool', { skip }, () => {
   });
 
   test('a page whose responses decode past maxDecodedBytes fails with too_large, whatever the wire carried', async () => {
-    const capped = createBrowserPool({ executablePath: CHROMIUM, navigationTimeoutMs: 20_000, allowHosts: ['127.0.0.1'], maxDecodedBytes: 1024 * 1024, userDataRoot });
+    const capped = createBrowserPool({ executablePath: CHROMIUM, navigationTimeoutMs: 20_000, allowHosts: ['127.0.0.1'], maxDecodedBytes: 1024 * 1024, userDataRoot, sandbox: TEST_BROWSER_SANDBOX });
     try {
       const error = await rejectsWith(capped.fetchPage({ url: `http://127.0.0.1:${APP}/gzipped` }), 'too_large');
       assert.match(error.message, /decode to more than 1048576 bytes/);
@@ -373,6 +375,7 @@ describe('browser pool idle shutdown', { skip }, () => {
       allowHosts: ['127.0.0.1'],
       idleTimeoutMs: 100,
       userDataRoot: root,
+      sandbox: TEST_BROWSER_SANDBOX,
     });
     try {
       const page = await idlePool.fetchPage({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` });
