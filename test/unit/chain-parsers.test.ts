@@ -27,23 +27,23 @@ describe('JSON-RPC verdicts', () => {
     assert.equal(blockNumber.idempotent, true);
   });
 
-  test('result, errors, rate limits, missing methods, and answers that are not JSON-RPC', () => {
-    assert.deepEqual(blockNumber.parse(response({ jsonrpc: '2.0', id: 1, result: '0x10' }), []), { kind: 'ok', value: '0x10' });
-    assert.equal(blockNumber.parse(response({ jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'internal error' } }), []).kind, 'changed');
-    assert.equal(blockNumber.parse(response({ jsonrpc: '2.0', id: 1, error: { code: -32005, message: 'limit exceeded' } }), []).kind, 'blocked');
-    assert.equal(blockNumber.parse(response({ jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'daily request count exceeded, request rate limited' } }), []).kind, 'blocked');
-    assert.equal(blockNumber.parse(response('Too Many Requests', 429), []).kind, 'blocked');
+  test('result, errors, rate limits, missing methods, and answers that are not JSON-RPC', async () => {
+    assert.deepEqual(await blockNumber.parse(response({ jsonrpc: '2.0', id: 1, result: '0x10' }), []), { kind: 'ok', value: '0x10' });
+    assert.equal((await blockNumber.parse(response({ jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'internal error' } }), [])).kind, 'changed');
+    assert.equal((await blockNumber.parse(response({ jsonrpc: '2.0', id: 1, error: { code: -32005, message: 'limit exceeded' } }), [])).kind, 'blocked');
+    assert.equal((await blockNumber.parse(response({ jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'daily request count exceeded, request rate limited' } }), [])).kind, 'blocked');
+    assert.equal((await blockNumber.parse(response('Too Many Requests', 429), [])).kind, 'blocked');
     // Too many results is no refusal: the breaker must not suspend the chain for it.
-    assert.equal(blockNumber.parse(response({ jsonrpc: '2.0', id: 1, error: { code: -32005, message: 'query returned more than 10000 results' } }), []).kind, 'changed');
-    assert.equal(blockNumber.parse(response({ jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'block range is too wide' } }), []).kind, 'changed');
-    assert.equal(blockNumber.parse(response('Unauthorized', 401), []).kind, 'blocked');
-    assert.equal(blockNumber.parse(response({ jsonrpc: '2.0', id: 1, error: { code: -32601, message: 'the method eth_getBlockReceipts does not exist/is not available' } }), []).kind, 'not_found');
-    assert.equal(blockNumber.parse(response({ jsonrpc: '2.0', id: 1, error: { code: -32004, message: 'Method eth_getBlockReceipts is not supported' } }), []).kind, 'not_found');
-    assert.equal(blockNumber.parse(response('<html>502 Bad Gateway</html>', 502), []).kind, 'changed');
-    assert.equal(blockNumber.parse(response({ hello: 'world' }), []).kind, 'changed');
+    assert.equal((await blockNumber.parse(response({ jsonrpc: '2.0', id: 1, error: { code: -32005, message: 'query returned more than 10000 results' } }), [])).kind, 'changed');
+    assert.equal((await blockNumber.parse(response({ jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'block range is too wide' } }), [])).kind, 'changed');
+    assert.equal((await blockNumber.parse(response('Unauthorized', 401), [])).kind, 'blocked');
+    assert.equal((await blockNumber.parse(response({ jsonrpc: '2.0', id: 1, error: { code: -32601, message: 'the method eth_getBlockReceipts does not exist/is not available' } }), [])).kind, 'not_found');
+    assert.equal((await blockNumber.parse(response({ jsonrpc: '2.0', id: 1, error: { code: -32004, message: 'Method eth_getBlockReceipts is not supported' } }), [])).kind, 'not_found');
+    assert.equal((await blockNumber.parse(response('<html>502 Bad Gateway</html>', 502), [])).kind, 'changed');
+    assert.equal((await blockNumber.parse(response({ hello: 'world' }), [])).kind, 'changed');
   });
 
-  test('batches: answers matched by id whatever their order; refusals and partial answers', () => {
+  test('batches: answers matched by id whatever their order; refusals and partial answers', async () => {
     const batch = rpcBatch('chain-test', 'batch');
     const calls = [
       { method: 'eth_blockNumber', params: [] },
@@ -51,7 +51,7 @@ describe('JSON-RPC verdicts', () => {
     ];
     const body = JSON.parse(batch.buildRequest(calls, context).body!);
     assert.deepEqual(body.map((call: { id: number }) => call.id), [0, 1]);
-    assert.deepEqual(batch.parse(response([{ jsonrpc: '2.0', id: 1, result: '0x1' }, { jsonrpc: '2.0', id: 0, result: '0x5' }]), calls), {
+    assert.deepEqual(await batch.parse(response([{ jsonrpc: '2.0', id: 1, result: '0x1' }, { jsonrpc: '2.0', id: 0, result: '0x5' }]), calls), {
       kind: 'ok',
       value: [
         { ok: true, result: '0x5' },
@@ -59,14 +59,14 @@ describe('JSON-RPC verdicts', () => {
       ],
     });
     // A node without batches answers one error object, or an HTTP error.
-    assert.equal(batch.parse(response({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'invalid request' } }), calls).kind, 'not_found');
-    assert.equal(batch.parse(response('batch requests are not allowed', 405), calls).kind, 'not_found');
-    assert.equal(batch.parse(response({ jsonrpc: '2.0', id: null, error: { code: 429, message: 'rate limit' } }), calls).kind, 'blocked');
-    assert.equal(batch.parse(response([{ jsonrpc: '2.0', id: 0, result: '0x5' }]), calls).kind, 'changed');
-    assert.equal(batch.parse(response([{ jsonrpc: '2.0', id: 0, result: '0x5' }, { jsonrpc: '2.0', id: 0, result: '0x5' }]), calls).kind, 'changed');
-    assert.equal(batch.parse(response([{ jsonrpc: '2.0', id: 0, result: '0x5' }, { jsonrpc: '2.0', id: 1, error: { code: 3, message: 'execution reverted' } }]), calls).kind, 'changed');
+    assert.equal((await batch.parse(response({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'invalid request' } }), calls)).kind, 'not_found');
+    assert.equal((await batch.parse(response('batch requests are not allowed', 405), calls)).kind, 'not_found');
+    assert.equal((await batch.parse(response({ jsonrpc: '2.0', id: null, error: { code: 429, message: 'rate limit' } }), calls)).kind, 'blocked');
+    assert.equal((await batch.parse(response([{ jsonrpc: '2.0', id: 0, result: '0x5' }]), calls)).kind, 'changed');
+    assert.equal((await batch.parse(response([{ jsonrpc: '2.0', id: 0, result: '0x5' }, { jsonrpc: '2.0', id: 0, result: '0x5' }]), calls)).kind, 'changed');
+    assert.equal((await batch.parse(response([{ jsonrpc: '2.0', id: 0, result: '0x5' }, { jsonrpc: '2.0', id: 1, error: { code: 3, message: 'execution reverted' } }]), calls)).kind, 'changed');
     const keeping = rpcBatch('chain-test', 'batch', true);
-    assert.deepEqual(keeping.parse(response([{ jsonrpc: '2.0', id: 0, result: '0x5' }, { jsonrpc: '2.0', id: 1, error: { code: 3, message: 'execution reverted' } }]), calls), {
+    assert.deepEqual(await keeping.parse(response([{ jsonrpc: '2.0', id: 0, result: '0x5' }, { jsonrpc: '2.0', id: 1, error: { code: 3, message: 'execution reverted' } }]), calls), {
       kind: 'ok',
       value: [
         { ok: true, result: '0x5' },
@@ -75,10 +75,10 @@ describe('JSON-RPC verdicts', () => {
     });
   });
 
-  test('a call that may revert keeps the revert as its answer, but a rate limit still blocks', () => {
+  test('a call that may revert keeps the revert as its answer, but a rate limit still blocks', async () => {
     const call = rpcTolerant('chain-test', 'eth_call');
-    assert.deepEqual(call.parse(response({ jsonrpc: '2.0', id: 1, error: { code: 3, message: 'execution reverted' } }), []), { kind: 'ok', value: { ok: false, code: 3, message: 'execution reverted' } });
-    assert.equal(call.parse(response('', 429), []).kind, 'blocked');
+    assert.deepEqual(await call.parse(response({ jsonrpc: '2.0', id: 1, error: { code: 3, message: 'execution reverted' } }), []), { kind: 'ok', value: { ok: false, code: 3, message: 'execution reverted' } });
+    assert.equal((await call.parse(response('', 429), [])).kind, 'blocked');
   });
 });
 
@@ -156,8 +156,8 @@ describe('Etherscan-v2 indexer', () => {
     });
   });
 
-  test('txlist and tokentx rows', () => {
-    const txlist = explorerTxlist.parse(
+  test('txlist and tokentx rows', async () => {
+    const txlist = await explorerTxlist.parse(
       response({
         status: '1',
         message: 'OK',
@@ -176,7 +176,7 @@ describe('Etherscan-v2 indexer', () => {
     assert.equal(failed.status, 'failed');
     assert.equal(failed.value, '1000000000000000000');
 
-    const tokentx = explorerTokentx.parse(
+    const tokentx = await explorerTokentx.parse(
       response({
         status: '1',
         message: 'OK',
@@ -190,12 +190,12 @@ describe('Etherscan-v2 indexer', () => {
     assert.ok(transfer.position > 81 * 1_000_000);
   });
 
-  test('nothing found, refusals and errors', () => {
-    assert.deepEqual(explorerTxlist.parse(response({ status: '0', message: 'No transactions found', result: [] }), query), { kind: 'ok', value: [] });
-    assert.equal(explorerTxlist.parse(response({ status: '0', message: 'NOTOK', result: 'Max rate limit reached' }), query).kind, 'blocked');
-    assert.equal(explorerTxlist.parse(response({ status: '0', message: 'NOTOK', result: 'Invalid API Key (#err2)|x' }), query).kind, 'blocked');
-    assert.equal(explorerTxlist.parse(response({ status: '0', message: 'NOTOK', result: 'Error! Invalid address format' }), query).kind, 'changed');
-    assert.equal(explorerTxlist.parse(response('<html></html>'), query).kind, 'changed');
+  test('nothing found, refusals and errors', async () => {
+    assert.deepEqual(await explorerTxlist.parse(response({ status: '0', message: 'No transactions found', result: [] }), query), { kind: 'ok', value: [] });
+    assert.equal((await explorerTxlist.parse(response({ status: '0', message: 'NOTOK', result: 'Max rate limit reached' }), query)).kind, 'blocked');
+    assert.equal((await explorerTxlist.parse(response({ status: '0', message: 'NOTOK', result: 'Invalid API Key (#err2)|x' }), query)).kind, 'blocked');
+    assert.equal((await explorerTxlist.parse(response({ status: '0', message: 'NOTOK', result: 'Error! Invalid address format' }), query)).kind, 'changed');
+    assert.equal((await explorerTxlist.parse(response('<html></html>'), query)).kind, 'changed');
   });
 });
 
@@ -206,12 +206,12 @@ describe('Esplora', () => {
   const status = { confirmed: true, block_height: 800_000, block_hash: 'b'.repeat(64), block_time: 1_690_168_629 };
   const tx = (vin: unknown[], vout: unknown[], fee: number) => readTransaction({ txid: 'c'.repeat(64), version: 2, locktime: 0, vin, vout, size: 200, weight: 800, fee, status });
 
-  test('paths, the tip, a block height past the tip, blocks', () => {
+  test('paths, the tip, a block height past the tip, blocks', async () => {
     assert.equal(api.addressTransactions.buildRequest({ address: 'bc1qx', lastSeen: 'd'.repeat(64) }, { baseUrl: 'https://blockstream.info/api', now: new Date(0) }).url, `https://blockstream.info/api/address/bc1qx/txs/chain/${'d'.repeat(64)}`);
-    assert.deepEqual(api.tipHeight.parse(response('871234\n'), undefined), { kind: 'ok', value: 871234 });
-    assert.equal(api.blockHash.parse(response('Block not found', 404), 900_000).kind, 'not_found');
-    assert.equal(api.tipHeight.parse(response('Too Many Requests', 429), undefined).kind, 'blocked');
-    const block = api.block.parse(response({ id: 'e'.repeat(64), height: 1, version: 1, timestamp: 1231469665, tx_count: 1, size: 215, weight: 536, merkle_root: 'f'.repeat(64), previousblockhash: '0'.repeat(64), mediantime: 1231469665, nonce: 2573394689, bits: 486604799, difficulty: 1 }), 'e'.repeat(64));
+    assert.deepEqual(await api.tipHeight.parse(response('871234\n'), undefined), { kind: 'ok', value: 871234 });
+    assert.equal((await api.blockHash.parse(response('Block not found', 404), 900_000)).kind, 'not_found');
+    assert.equal((await api.tipHeight.parse(response('Too Many Requests', 429), undefined)).kind, 'blocked');
+    const block = await api.block.parse(response({ id: 'e'.repeat(64), height: 1, version: 1, timestamp: 1231469665, tx_count: 1, size: 215, weight: 536, merkle_root: 'f'.repeat(64), previousblockhash: '0'.repeat(64), mediantime: 1231469665, nonce: 2573394689, bits: 486604799, difficulty: 1 }), 'e'.repeat(64));
     assert.deepEqual(block, { kind: 'ok', value: { number: 1, hash: 'e'.repeat(64), parent_hash: '0'.repeat(64), timestamp: '2009-01-09T02:54:25.000000Z', tx_count: 1 } });
   });
 

@@ -170,11 +170,11 @@ describe('robotsAdapter', () => {
     assert.equal(robotsUrlFor('http://example.com/a/b'), 'http://example.com/robots.txt');
   });
 
-  test('2xx: the text; 4xx and unfollowed redirects: no file (allow all); 5xx and 429: blocked', () => {
-    assert.deepEqual(answer(200, 'User-agent: *\nDisallow: /'), { kind: 'ok', value: 'User-agent: *\nDisallow: /' });
-    for (const status of [400, 401, 403, 404, 410, 301]) assert.deepEqual(answer(status), { kind: 'ok', value: null }, String(status));
+  test('2xx: the text; 4xx and unfollowed redirects: no file (allow all); 5xx and 429: blocked', async () => {
+    assert.deepEqual(await answer(200, 'User-agent: *\nDisallow: /'), { kind: 'ok', value: 'User-agent: *\nDisallow: /' });
+    for (const status of [400, 401, 403, 404, 410, 301]) assert.deepEqual(await answer(status), { kind: 'ok', value: null }, String(status));
     for (const status of [429, 500, 502, 503]) {
-      const outcome = answer(status);
+      const outcome = await answer(status);
       assert.equal(outcome.kind, 'blocked', String(status));
     }
   });

@@ -19,7 +19,7 @@ const sitemapIndex = (...locs: string[]) =>
   `<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${locs.map((loc) => `<sitemap><loc>${loc}</loc><lastmod>2024-01-01</lastmod></sitemap>`).join('')}</sitemapindex>`;
 
 describe('parseSitemap', () => {
-  test('a urlset: locations in order, whitespace trimmed, entities and CDATA read, extensions ignored', () => {
+  test('a urlset: locations in order, whitespace trimmed, entities and CDATA read, extensions ignored', async () => {
     const xml = `<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:image="http://www.google.com/schemas/sitemap-image/1.1" xmlns:xhtml="http://www.w3.org/1999/xhtml">
   <!-- generated -->
@@ -35,80 +35,135 @@ describe('parseSitemap', () => {
   <url><loc><![CDATA[https://example.com/c?x=1&y=2]]></loc></url>
   <url><priority>0.5</priority></url>
 </urlset>`;
-    assert.deepEqual(parseSitemap(bytes(xml), 'application/xml'), {
+    assert.deepEqual(await parseSitemap(bytes(xml), 'application/xml'), {
       kind: 'urlset',
       urls: ['https://example.com/a', 'https://example.com/search?q=1&page=2', 'https://example.com/c?x=1&y=2'],
     });
   });
 
-  test('namespace prefixes, a byte order mark, an empty urlset', () => {
+  test('namespace prefixes, a byte order mark, an empty urlset', async () => {
     const prefixed = '\uFEFF<sm:urlset xmlns:sm="http://www.sitemaps.org/schemas/sitemap/0.9"><sm:url><sm:loc>https://example.com/p</sm:loc></sm:url></sm:urlset>';
-    assert.deepEqual(parseSitemap(bytes(prefixed)), { kind: 'urlset', urls: ['https://example.com/p'] });
-    assert.deepEqual(parseSitemap(bytes('<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"/>')), { kind: 'urlset', urls: [] });
-    assert.deepEqual(parseSitemap(bytes('<urlset>\n</urlset>')), { kind: 'urlset', urls: [] });
+    assert.deepEqual(await parseSitemap(bytes(prefixed)), { kind: 'urlset', urls: ['https://example.com/p'] });
+    assert.deepEqual(await parseSitemap(bytes('<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"/>')), { kind: 'urlset', urls: [] });
+    assert.deepEqual(await parseSitemap(bytes('<urlset>\n</urlset>')), { kind: 'urlset', urls: [] });
   });
 
-  test('a sitemap index', () => {
-    assert.deepEqual(parseSitemap(bytes(sitemapIndex('https://example.com/s1.xml', 'https://example.com/s2.xml.gz'))), {
+  test('a sitemap index', async () => {
+    assert.deepEqual(await parseSitemap(bytes(sitemapIndex('https://example.com/s1.xml', 'https://example.com/s2.xml.gz'))), {
       kind: 'index',
       sitemaps: ['https://example.com/s1.xml', 'https://example.com/s2.xml.gz'],
     });
   });
 
-  test('gzip by its magic bytes, whatever the content type', () => {
+  test('gzip by its magic bytes, whatever the content type', async () => {
     const zipped = gzipSync(bytes(urlset('https://example.com/z')));
     for (const type of [undefined, 'application/x-gzip', 'application/octet-stream', 'text/xml']) {
-      assert.deepEqual(parseSitemap(zipped, type), { kind: 'urlset', urls: ['https://example.com/z'] }, String(type));
+      assert.deepEqual(await parseSitemap(zipped, type), { kind: 'urlset', urls: ['https://example.com/z'] }, String(type));
     }
-    assert.deepEqual(parseSitemap(gzipSync(bytes('https://example.com/t1\nhttps://example.com/t2\n'))), { kind: 'urlset', urls: ['https://example.com/t1', 'https://example.com/t2'] });
+    assert.deepEqual(await parseSitemap(gzipSync(bytes('https://example.com/t1\nhttps://example.com/t2\n'))), { kind: 'urlset', urls: ['https://example.com/t1', 'https://example.com/t2'] });
   });
 
-  test('a gzip bomb stops at 50 MB; corrupt gzip is invalid', () => {
+  test('a gzip bomb stops at 50 MB; corrupt gzip is invalid', async () => {
     const bomb = gzipSync(Buffer.alloc(MAX_SITEMAP_BYTES + 1024, 0x20));
-    const result = parseSitemap(bomb);
+    const result = await parseSitemap(bomb);
     assert.equal(result.kind, 'invalid');
     assert.match(result.kind === 'invalid' ? result.reason : '', /decompressed/);
     const corrupt = Buffer.concat([Buffer.from([0x1f, 0x8b, 0x08, 0x00]), Buffer.from('definitely not deflate')]);
-    assert.deepEqual(parseSitemap(corrupt), { kind: 'invalid', reason: 'corrupt gzip data' });
+    assert.deepEqual(await parseSitemap(corrupt), { kind: 'invalid', reason: 'corrupt gzip data' });
   });
 
-  test('a text sitemap: one URL a line, other lines ignored', () => {
+  test('a text sitemap: one URL a line, other lines ignored', async () => {
     const text = 'https://example.com/one\r\n\r\n  https://example.com/two  \n# a comment\nnot a url\nftp://example.com/x\nhttp://example.com/three';
-    assert.deepEqual(parseSitemap(bytes(text), 'text/plain'), { kind: 'urlset', urls: ['https://example.com/one', 'https://example.com/two', 'http://example.com/three'] });
-    assert.equal(parseSitemap(bytes('hello\nworld'), 'text/plain').kind, 'invalid');
+    assert.deepEqual(await parseSitemap(bytes(text), 'text/plain'), { kind: 'urlset', urls: ['https://example.com/one', 'https://example.com/two', 'http://example.com/three'] });
+    assert.equal((await parseSitemap(bytes('hello\nworld'), 'text/plain')).kind, 'invalid');
   });
 
-  test('unescaped ampersands in URLs are read as written, escaped ones decoded', () => {
+  test('unescaped ampersands in URLs are read as written, escaped ones decoded', async () => {
     const mixed = '<urlset><url><loc>https://example.com/a?x=1&y=2</loc></url><url><loc>https://example.com/b?x=1&amp;y=&#50;</loc></url></urlset>';
-    assert.deepEqual(parseSitemap(bytes(mixed)), { kind: 'urlset', urls: ['https://example.com/a?x=1&y=2', 'https://example.com/b?x=1&y=2'] });
+    assert.deepEqual(await parseSitemap(bytes(mixed)), { kind: 'urlset', urls: ['https://example.com/a?x=1&y=2', 'https://example.com/b?x=1&y=2'] });
   });
 
-  test('invalid: malformed or truncated XML, HTML, another XML document, an empty body', () => {
+  test('invalid: malformed or truncated XML, HTML, another XML document, an empty body', async () => {
     for (const broken of [
       '<urlset><url><loc>https://example.com/a</url></loc></urlset>',
       '<urlset><url><loc>https://example.com/1</loc></url><url><loc>https://example.com/2</loc></url>',
       '<urlset><url><loc>https://example.com/a<loc></url></urlset>',
       '<urlset><url><loc>https://example.com/a</loc></url></urlset><urlset>',
+      '<urlset><url><loc>https://example.com/a</loc></url></urlset>trailing text',
+      'junk <urlset></urlset>'.replace('junk ', '<!-- x --> junk '),
     ]) {
-      const malformed = parseSitemap(bytes(broken));
+      const malformed = await parseSitemap(bytes(broken));
       assert.equal(malformed.kind, 'invalid', broken);
       assert.match(malformed.kind === 'invalid' ? malformed.reason : '', /^malformed XML: .+ \(line 1\)$/, broken);
     }
-    const html = parseSitemap(bytes('<!DOCTYPE html><html><head><title>Not found</title></head><body><p>Sorry</p></body></html>'), 'text/html');
+    assert.deepEqual(await parseSitemap(bytes('<urlset>\n<url><loc>https://example.com/a</loc></url>\n<url><loc>https://example.com/b</lo')), {
+      kind: 'invalid',
+      reason: 'malformed XML: the file ends inside <loc> (truncated) (line 3)',
+    });
+    const html = await parseSitemap(bytes('<!DOCTYPE html><html><head><title>Not found</title></head><body><p>Sorry</p></body></html>'), 'text/html');
     assert.equal(html.kind, 'invalid');
-    assert.deepEqual(parseSitemap(bytes('<rss version="2.0"><channel><title>t</title></channel></rss>')), { kind: 'invalid', reason: 'not a sitemap: the root element is <rss>' });
-    assert.deepEqual(parseSitemap(bytes('  \n ')), { kind: 'invalid', reason: 'empty file' });
+    assert.deepEqual(await parseSitemap(bytes('<rss version="2.0"><channel><title>t</title></channel></rss>')), { kind: 'invalid', reason: 'not a sitemap: the root element is <rss>' });
+    assert.deepEqual(await parseSitemap(bytes('  \n ')), { kind: 'invalid', reason: 'empty file' });
   });
 
-  test('at most 50,000 entries a file, the first ones', () => {
+  test('at most 50,000 entries a file, the first ones', async () => {
     const many = Array.from({ length: MAX_SITEMAP_ENTRIES + 10 }, (_, i) => `https://example.com/p${i}`);
-    const text = parseSitemap(bytes(many.join('\n')));
+    const text = await parseSitemap(bytes(many.join('\n')));
     assert.ok(text.kind === 'urlset');
     assert.equal(text.urls.length, MAX_SITEMAP_ENTRIES);
     assert.equal(text.urls.at(-1), `https://example.com/p${MAX_SITEMAP_ENTRIES - 1}`);
-    const xml = parseSitemap(bytes(urlset(...many)));
+    const xml = await parseSitemap(bytes(urlset(...many)));
     assert.ok(xml.kind === 'urlset');
     assert.equal(xml.urls.length, MAX_SITEMAP_ENTRIES);
+  });
+});
+
+/** Runs `work` with a 1 ms interval ticking beside it: how many turns the event loop gave other work meanwhile. */
+async function withTurns<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {
+  let turns = 0;
+  const ticker = setInterval(() => (turns += 1), 1);
+  try {
+    const result = await work();
+    return { result, turns };
+  } finally {
+    clearInterval(ticker);
+  }
+}
+
+describe('parseSitemap on large files (issue 33: the event loop keeps turning)', () => {
+  test('a 10 MB sitemap of 50,000 URLs: all of them, read in slices; reading stops at the limit', async () => {
+    const entry = (i: number) => `<url><loc>https://example.com/products/category-${i % 100}/item-${i}-${'x'.repeat(40)}</loc><lastmod>2024-01-01</lastmod><changefreq>daily</changefreq><priority>0.5</priority></url>\n`;
+    const entries = Array.from({ length: MAX_SITEMAP_ENTRIES }, (_, i) => entry(i)).join('');
+    const body = bytes(`<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n${entries}</urlset>`);
+    assert.ok(body.length > 9_500_000, String(body.length));
+    const { result, turns } = await withTurns(() => parseSitemap(body));
+    assert.ok(result.kind === 'urlset');
+    assert.equal(result.urls.length, MAX_SITEMAP_ENTRIES);
+    assert.equal(result.urls[0], 'https://example.com/products/category-0/item-0-' + 'x'.repeat(40));
+    assert.equal(result.urls.at(-1), `https://example.com/products/category-99/item-${MAX_SITEMAP_ENTRIES - 1}-${'x'.repeat(40)}`);
+    assert.ok(turns > 0, 'the event loop got turns while the file was read');
+    // Past the limit nothing is read: a broken tail there does not matter.
+    const tailed = await parseSitemap(bytes(`<urlset>${entries}<url><loc>https://example.com/after</url>`));
+    assert.ok(tailed.kind === 'urlset');
+    assert.equal(tailed.urls.length, MAX_SITEMAP_ENTRIES);
+  });
+
+  test('about 50 MB of junk inside <url> elements: the locations, in slices', async () => {
+    const junk = 'y'.repeat(260);
+    const body = bytes(`<urlset>${Array.from({ length: 45_000 }, (_, i) => `<url><loc>https://e.com/a${i}</loc><x a="${junk}">${junk}<![CDATA[${junk}]]></x>${junk}</url>`).join('')}</urlset>`);
+    assert.ok(body.length > 45 * 1024 * 1024 && body.length <= MAX_SITEMAP_BYTES, String(body.length));
+    const { result, turns } = await withTurns(() => parseSitemap(body));
+    assert.ok(result.kind === 'urlset');
+    assert.equal(result.urls.length, 45_000);
+    assert.equal(result.urls.at(-1), 'https://e.com/a44999');
+    assert.ok(turns > 0, 'the event loop got turns while the file was read');
+  });
+
+  test('a text sitemap of 40 MB, a line of megabytes in it: that line is no URL, the others are read, in slices', async () => {
+    const body = bytes(`https://e.com/first\n${'# not a URL\n'.repeat(1_000_000)}https://e.com/${'z'.repeat(30 * 1024 * 1024)}\nhttps://e.com/last\n`);
+    const { result, turns } = await withTurns(() => parseSitemap(body, 'text/plain'));
+    assert.deepEqual(result, { kind: 'urlset', urls: ['https://e.com/first', 'https://e.com/last'] });
+    assert.ok(turns > 0, 'the event loop got turns while the file was read');
   });
 });
 
@@ -116,13 +171,13 @@ describe('sitemapAdapter', () => {
   const answer = (status: number, body: string | Uint8Array, type = 'application/xml') =>
     sitemapAdapter.parse(decodedResponse(status, 'https://example.com/sitemap.xml', { 'content-type': type }, typeof body === 'string' ? bytes(body) : body), { url: 'https://example.com/sitemap.xml' });
 
-  test('ok for a sitemap; not_found for 404 and 410; blocked for other failures; changed for what is no sitemap', () => {
-    assert.deepEqual(answer(200, urlset('https://example.com/a')), { kind: 'ok', value: { kind: 'urlset', urls: ['https://example.com/a'] } });
-    assert.deepEqual(answer(404, 'gone'), { kind: 'not_found' });
-    assert.deepEqual(answer(410, 'gone'), { kind: 'not_found' });
-    assert.equal(answer(403, 'no').kind, 'blocked');
-    assert.equal(answer(503, 'later').kind, 'blocked');
-    assert.equal(answer(200, '<html><body>home</body></html>', 'text/html').kind, 'changed');
+  test('ok for a sitemap; not_found for 404 and 410; blocked for other failures; changed for what is no sitemap', async () => {
+    assert.deepEqual(await answer(200, urlset('https://example.com/a')), { kind: 'ok', value: { kind: 'urlset', urls: ['https://example.com/a'] } });
+    assert.deepEqual(await answer(404, 'gone'), { kind: 'not_found' });
+    assert.deepEqual(await answer(410, 'gone'), { kind: 'not_found' });
+    assert.equal((await answer(403, 'no')).kind, 'blocked');
+    assert.equal((await answer(503, 'later')).kind, 'blocked');
+    assert.equal((await answer(200, '<html><body>home</body></html>', 'text/html')).kind, 'changed');
     const request = sitemapAdapter.buildRequest({ url: 'https://example.com/s.xml' }, { baseUrl: '', now: new Date() });
     assert.deepEqual([request.url, request.method, sitemapAdapter.upstream, sitemapAdapter.operation], ['https://example.com/s.xml', 'GET', 'site', 'sitemap']);
   });

@@ -74,7 +74,7 @@ describe('the kit', () => {
 });
 
 describe('chains', () => {
-  test('a JSON-RPC quantity above 256 bits is a changed verdict of the call', () => {
+  test('a JSON-RPC quantity above 256 bits is a changed verdict of the call', async () => {
     const balance = rpcMethod<unknown[], bigint>('chain-base', 'eth_getBalance', (p) => p, (result) => quantity(result, 'balance'));
     const huge = json({ jsonrpc: '2.0', id: 1, result: `0x${'f'.repeat(4_000_000)}` });
     let outcome: unknown;
@@ -89,17 +89,17 @@ describe('chains', () => {
     assert.ok(outcome instanceof ShapeError, String(outcome));
     assert.match((outcome as Error).message, /balance is above 256 bits \(4000000 hex digits\)/);
     assert.ok(ms < 200, `refused in ${ms} ms`);
-    assert.deepEqual(balance.parse(json({ jsonrpc: '2.0', id: 1, result: '0x10' }), []), { kind: 'ok', value: 16n });
+    assert.deepEqual(await balance.parse(json({ jsonrpc: '2.0', id: 1, result: '0x10' }), []), { kind: 'ok', value: 16n });
   });
 
   test('a token symbol of megabytes is not decoded', () => {
     assert.equal(decodeTokenText(`0x${'00'.repeat(1_000_000)}`), null);
   });
 
-  test('the indexer: rows cut to the count asked for; values above 256 bits refused', () => {
+  test('the indexer: rows cut to the count asked for; values above 256 bits refused', async () => {
     const row = (n: number) => ({ hash: `0x${n}`, blockNumber: String(1000 - n), timeStamp: '1700000000', from: '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045', to: '0x225E6a1A3C2C3C1C4f1F1bB27F8b0D6cF4E6FAf2', value: '1', gasUsed: '21000', gasPrice: '1' });
     const answer = json({ status: '1', message: 'OK', result: Array.from({ length: 5000 }, (_, n) => row(n)) });
-    const outcome = explorerTxlist.parse(answer, { chainId: 1, address: '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045', count: 26 });
+    const outcome = await explorerTxlist.parse(answer, { chainId: 1, address: '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045', count: 26 });
     assert.equal(outcome.kind, 'ok');
     assert.equal(outcome.kind === 'ok' && outcome.value.length, 26);
     assert.throws(() => readTxlistRow({ ...row(1), value: '1'.repeat(100) }), /above 256 bits/);
@@ -107,10 +107,10 @@ describe('chains', () => {
     assert.throws(() => readTxlistRow({ ...row(1), blockNumber: '9'.repeat(30) }), /blockNumber/);
   });
 
-  test('Esplora: a page of 25 transactions at most, bounded transactions and blocks, movements in linear time', () => {
+  test('Esplora: a page of 25 transactions at most, bounded transactions and blocks, movements in linear time', async () => {
     const api = esploraAdapters('chain-bitcoin');
     const tx = (n: number) => ({ txid: n.toString(16).padStart(64, '0'), vin: [{ is_coinbase: true, prevout: null }], vout: [{ scriptpubkey_address: 'bc1qpayee', value: 1 }], status: { confirmed: false } });
-    const page = api.addressTransactions.parse(json(Array.from({ length: 3000 }, (_, n) => tx(n))), { address: 'bc1qpayee' });
+    const page = await api.addressTransactions.parse(json(Array.from({ length: 3000 }, (_, n) => tx(n))), { address: 'bc1qpayee' });
     assert.equal(page.kind === 'ok' && page.value.length, 25);
     assert.throws(() => readTransaction({ ...tx(1), vout: Array.from({ length: MAX_TX_PARTS + 1 }, () => ({ value: 1 })) }), /outputs/);
     assert.throws(() => readTransaction({ ...tx(1), vout: [{ scriptpubkey_address: 'bc1q', value: '9'.repeat(100) }] }), /above 256 bits/);

@@ -284,7 +284,7 @@ export function createUpstreamRuntime(options: UpstreamRuntimeOptions): Upstream
           }
           let outcome: CallOutcome<unknown>;
           try {
-            outcome = adapter.parse(response, params);
+            outcome = await adapter.parse(response, params);
           } catch (error) {
             outcome = { kind: 'changed', reason: `unreadable answer: ${describeError(error)}` };
           }

@@ -105,7 +105,8 @@ export interface Adapter<P, T> {
   /** Safe to send twice even though not a GET (so a retry may repeat it). Default: GET only. */
   idempotent?: boolean;
   buildRequest(params: P, context: RequestContext): UpstreamRequest;
-  parse(response: UpstreamResponse, params: P): ParseOutcome<T>;
+  /** A promise when the parser reads a large answer in slices, yielding to the event loop (sitemaps). */
+  parse(response: UpstreamResponse, params: P): ParseOutcome<T> | Promise<ParseOutcome<T>>;
 }
 
 export interface RequestContext {
