@@ -1239,6 +1239,19 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        CreditsError: {
+            /** @description The balance of that product when the request was refused. */
+            balance: number;
+            /** @example You do not have enough credits to perform this action. */
+            message: string;
+            /**
+             * @description The balance the request is billed to.
+             * @enum {string}
+             */
+            product: "scraping" | "extraction" | "blockchain";
+            /** @description Credits the request needs in all (so far: a PDF needs one per page once its pages are counted). */
+            required: number;
+        };
         Error: {
             /** @description What went wrong, for a person. */
             message: string;
@@ -1247,6 +1260,10 @@ export interface components {
             /** @description Messages by field name. */
             errors: {
                 [key: string]: string[];
+            };
+            /** @description What a failing field should hold, by field name, where its messages do not say it (the allowed values, the URL schemes, the setting that lets a local host through). Not in the original service: sent beside `errors`, whose wording is fixed. */
+            expected?: {
+                [key: string]: string;
             };
             /** @example The given data was invalid. */
             message: string;
@@ -1341,9 +1358,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -1475,9 +1495,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -1661,9 +1684,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -1755,9 +1781,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -1891,9 +1920,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -2061,9 +2093,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -2155,9 +2190,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -2249,9 +2287,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -2416,9 +2457,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -2532,9 +2576,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -2614,9 +2661,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -2700,9 +2750,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -2791,9 +2844,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -2888,9 +2944,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -3082,9 +3141,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -3170,9 +3232,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -3260,9 +3325,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -3344,9 +3412,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -3449,9 +3520,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -3556,9 +3630,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -3659,9 +3736,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -3764,9 +3844,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -3878,9 +3961,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -3973,9 +4059,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -4057,9 +4146,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -4162,9 +4254,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -4255,9 +4350,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -4359,9 +4457,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -4434,9 +4535,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -4495,9 +4599,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -4610,9 +4717,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -4722,9 +4832,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -4826,10 +4939,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Validation failed: every failing rule of every field is listed. */
@@ -4842,9 +4958,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -4955,9 +5074,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -5032,9 +5154,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -5120,9 +5245,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -5235,10 +5363,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "blockchain",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Validation failed: every failing rule of every field is listed. */
@@ -5251,9 +5382,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -5378,9 +5512,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -5457,9 +5594,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -5551,10 +5691,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "blockchain",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -5595,9 +5738,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -5700,9 +5846,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -5830,10 +5979,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "blockchain",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Validation failed: every failing rule of every field is listed. */
@@ -5846,9 +5998,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -5984,10 +6139,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "blockchain",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Validation failed: every failing rule of every field is listed. */
@@ -6000,9 +6158,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -6164,10 +6325,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Validation failed: every failing rule of every field is listed. */
@@ -6180,9 +6344,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -6293,9 +6460,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -6370,9 +6540,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -6465,10 +6638,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description The query has no results; nothing was charged. */
@@ -6495,9 +6671,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -6634,10 +6813,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -6664,9 +6846,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -6799,10 +6984,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -6829,9 +7017,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -6994,10 +7185,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -7024,9 +7218,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -7164,10 +7361,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -7194,9 +7394,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -7335,10 +7538,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -7365,9 +7571,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -7525,10 +7734,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -7555,9 +7767,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -7703,10 +7918,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Validation failed: every failing rule of every field is listed. */
@@ -7719,9 +7937,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -7816,10 +8037,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "extraction",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Validation failed: every failing rule of every field is listed. */
@@ -7832,9 +8056,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -7935,10 +8162,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Validation failed: every failing rule of every field is listed. */
@@ -7951,9 +8181,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -8097,10 +8330,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -8127,9 +8363,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -8273,10 +8512,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -8303,9 +8545,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -8463,10 +8708,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -8493,9 +8741,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -8597,10 +8848,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -8627,9 +8881,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -8785,10 +9042,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -8815,9 +9075,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -8961,10 +9224,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "extraction",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Validation failed: every failing rule of every field is listed. */
@@ -8977,9 +9243,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -9136,10 +9405,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -9166,9 +9438,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -9325,10 +9600,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -9355,9 +9633,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -9481,10 +9762,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -9511,9 +9795,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -9642,10 +9929,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Validation failed: every failing rule of every field is listed. */
@@ -9658,9 +9948,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -9784,10 +10077,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -9814,9 +10110,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -10059,10 +10358,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Validation failed: every failing rule of every field is listed. */
@@ -10075,9 +10377,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
