@@ -210,7 +210,8 @@ export function buildOpenApi(endpoints: readonly Endpoint[], options: OpenApiOpt
     info: {
       title: 'gleaner',
       version: options.version,
-      description: 'Credit-metered API that turns public web content into structured JSON. Send `Authorization: Bearer <token>`.',
+      description:
+        'Credit-metered API that turns public web content into structured JSON. Send `Authorization: Bearer <token>`.\n\nThis page is drawn from the OpenAPI 3.1 document at [/openapi.json](/openapi.json) (for code generators and other tools); your balances and request history are on the [dashboard](/dashboard).',
       license: { name: 'MIT', identifier: 'MIT' },
     },
     servers: [{ url: options.serverUrl ?? '/', description: 'This server' }],
