@@ -34,7 +34,7 @@ const BIN = fileURLToPath(new URL('../../bin/gleaner', import.meta.url));
  */
 export function commandPrefix(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd(), execPath = process.execPath): string {
   const dataDir = !env.DATABASE_URL && env.DATA_DIR ? `DATA_DIR=${shellWord(env.DATA_DIR)} ` : '';
-  if (env.npm_lifecycle_event !== undefined) return `${dataDir}npm run gleaner --`;
+  if (env.npm_lifecycle_event !== undefined) return `${dataDir}npm run -s gleaner --`;
   const relative = (file: string) => {
     const shown = path.relative(cwd, file);
     return shown.startsWith('..') || path.isAbsolute(shown) ? file : shown;

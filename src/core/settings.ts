@@ -80,7 +80,7 @@ export const SETTINGS: readonly SettingGroup[] = [
   },
   {
     feature: 'Payments (Stripe)',
-    about: 'Plans renewed when Stripe says an invoice was paid (README, docs/operations.md).',
+    about: 'Plans renewed when Stripe says an invoice was paid (docs/operator.md, Payments).',
     settings: [
       { name: 'STRIPE_WEBHOOK_SECRET', default: '— (no route)', meaning: 'Signing secret (`whsec_…`) of the Stripe webhook endpoint; enables `POST /webhooks/stripe`.' },
       { name: 'STRIPE_WEBHOOK_TOLERANCE_SECONDS', default: '`300`', meaning: "Largest difference between a Stripe signature's timestamp and now." },

@@ -43,8 +43,8 @@ test('an empty list says so; --json prints the result itself on one line', () =>
 });
 
 test('the hint runs the command line as the server was started', () => {
-  assert.equal(commandPrefix({ npm_lifecycle_event: 'start' }), 'npm run gleaner --');
-  assert.equal(commandPrefix({ npm_lifecycle_event: 'start', DATA_DIR: '/tmp/my data' }), "DATA_DIR='/tmp/my data' npm run gleaner --");
+  assert.equal(commandPrefix({ npm_lifecycle_event: 'start' }), 'npm run -s gleaner --');
+  assert.equal(commandPrefix({ npm_lifecycle_event: 'start', DATA_DIR: '/tmp/my data' }), "DATA_DIR='/tmp/my data' npm run -s gleaner --");
   assert.equal(commandPrefix({}, '/srv/app', '/usr/local/bin/node').split(' ')[0], 'node');
   assert.match(commandPrefix({}, '/srv/app', '/usr/local/bin/node'), /^node \S*bin\/gleaner$/);
 });
