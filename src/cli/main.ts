@@ -22,7 +22,8 @@ import { render } from './render.ts';
 // start quickly.
 
 function print(result: unknown, json: boolean): void {
-  process.stdout.write(render(result, json) + '\n');
+  // A terminal's width fits the tables to it; a pipe or a file gets them whole (cells cut at MAX_CELL).
+  process.stdout.write(render(result, json, process.stdout.isTTY ? process.stdout.columns : undefined) + '\n');
 }
 
 const BIN = fileURLToPath(new URL('../../bin/gleaner', import.meta.url));

@@ -28,33 +28,50 @@ function cut(text: string, width: number): string {
 const widthOf = (text: string) => [...text].length;
 const pad = (text: string, width: number) => text + ' '.repeat(Math.max(0, width - widthOf(text)));
 
-/** Rows as an aligned table: a header of the keys, one line per row. */
-export function table(rows: readonly Row[], maxCell = MAX_CELL): string {
+/** Narrowest a column is cut to when the table must fit a terminal. */
+const MIN_COLUMN = 10;
+
+/**
+ * Rows as an aligned table: a header of the keys, one line per row. With `width` (a terminal's),
+ * the widest columns are cut further until a line fits, none below MIN_COLUMN characters.
+ */
+export function table(rows: readonly Row[], maxCell = MAX_CELL, width?: number): string {
   if (rows.length === 0) return '(none)';
   // Columns in first-seen order; one that is empty in every row says nothing and is left out.
   const columns: string[] = [];
   for (const row of rows) for (const key of Object.keys(row)) if (!columns.includes(key) && rows.some((each) => cellText(each[key]) !== '')) columns.push(key);
-  const cells = rows.map((row) => columns.map((column) => cut(cellText(row[column]), maxCell)));
-  const widths = columns.map((column, index) => Math.max(widthOf(column), ...cells.map((line) => widthOf(line[index]!))));
+  const full = rows.map((row) => columns.map((column) => cellText(row[column])));
+  const limits = columns.map(() => maxCell);
+  const measure = () => columns.map((column, index) => Math.min(limits[index]!, Math.max(widthOf(column), ...full.map((line) => widthOf(line[index]!)))));
+  let widths = measure();
+  const total = () => widths.reduce((sum, each) => sum + each, 0) + GAP.length * (columns.length - 1);
+  while (width !== undefined && total() > width) {
+    const widest = widths.indexOf(Math.max(...widths));
+    if (widths[widest]! <= MIN_COLUMN) break;
+    limits[widest] = widths[widest]! - 1;
+    widths = measure();
+  }
+  const cells = full.map((line) => line.map((text, index) => cut(text, widths[index]!)));
+  const header = columns.map((column, index) => cut(column, widths[index]!));
   const line = (values: string[]) => values.map((value, index) => (index === values.length - 1 ? value : pad(value, widths[index]!))).join(GAP).trimEnd();
-  return [line(columns), ...cells.map(line)].join('\n');
+  return [line(header), ...cells.map(line)].join('\n');
 }
 
 /** A record: its plain fields as aligned lines, then each list of records as a titled table. */
-function record(value: Row, maxCell: number): string {
+function record(value: Row, maxCell: number, width?: number): string {
   const plain: Array<[string, string]> = [];
   const lists: string[] = [];
   const flatten = (prefix: string, object: Row) => {
     for (const [key, item] of Object.entries(object)) {
       const name = prefix ? `${prefix}.${key}` : key;
-      if (Array.isArray(item) && item.length > 0 && item.every(isRow)) lists.push(`${name}:\n${indent(table(item, maxCell))}`);
+      if (Array.isArray(item) && item.length > 0 && item.every(isRow)) lists.push(`${name}:\n${indent(table(item, maxCell, width === undefined ? undefined : width - 2))}`);
       else if (isRow(item) && Object.keys(item).length > 0) flatten(name, item);
       else plain.push([name, cut(cellText(item), maxCell * 2)]);
     }
   };
   flatten('', value);
-  const width = Math.max(0, ...plain.map(([name]) => widthOf(name)));
-  const lines = plain.map(([name, text]) => `${pad(name, width)}${GAP}${text}`.trimEnd());
+  const names = Math.max(0, ...plain.map(([name]) => widthOf(name)));
+  const lines = plain.map(([name, text]) => `${pad(name, names)}${GAP}${text}`.trimEnd());
   return [lines.join('\n'), ...lists].filter((part) => part !== '').join('\n\n');
 }
 
@@ -64,17 +81,18 @@ const indent = (text: string) =>
     .map((line) => `  ${line}`)
     .join('\n');
 
-/** The result for a person. */
-export function renderHuman(result: unknown, maxCell = MAX_CELL): string {
+/** The result for a person; `width`: the terminal's, which tables are cut to fit. */
+export function renderHuman(result: unknown, options: { maxCell?: number; width?: number } = {}): string {
+  const maxCell = options.maxCell ?? MAX_CELL;
   if (Array.isArray(result)) {
-    if (result.every(isRow)) return table(result, maxCell);
+    if (result.every(isRow)) return table(result, maxCell, options.width);
     return result.map((item) => cellText(item)).join('\n');
   }
-  if (isRow(result)) return record(result, maxCell);
+  if (isRow(result)) return record(result, maxCell, options.width);
   return cellText(result);
 }
 
-/** The result as printed: one JSON line with `--json`, else for a person. */
-export function render(result: unknown, json: boolean): string {
-  return json ? JSON.stringify(result) : renderHuman(result);
+/** The result as printed: one JSON line with `--json`, else for a person (fitted to `width`, a terminal's). */
+export function render(result: unknown, json: boolean, width?: number): string {
+  return json ? JSON.stringify(result) : renderHuman(result, { width });
 }

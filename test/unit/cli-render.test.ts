@@ -48,3 +48,21 @@ test('the hint runs the command line as the server was started', () => {
   assert.equal(commandPrefix({}, '/srv/app', '/usr/local/bin/node').split(' ')[0], 'node');
   assert.match(commandPrefix({}, '/srv/app', '/usr/local/bin/node'), /^node \S*bin\/gleaner$/);
 });
+
+test("in a terminal, a table is cut to the terminal's width, the widest columns first", () => {
+  const rows = Array.from({ length: 3 }, (_, index) => ({
+    id: `0b9f0d8e-3c1a-4f6e-9d2b-7a5c4e3f2a1${index}`,
+    kind: 'crawl',
+    status: 'running',
+    url: `https://example.com/${'section/'.repeat(8)}${index}`,
+    created_at: '2026-11-26T10:00:00.000000Z',
+    expires_at: '2026-12-03T10:00:00.000000Z',
+  }));
+  const wide = table(rows);
+  assert.ok(wide.split('\n')[0]!.length > 100);
+  const fitted = table(rows, MAX_CELL, 100);
+  for (const line of fitted.split('\n')) assert.ok(line.length <= 100, `${line.length}: ${line}`);
+  assert.match(fitted, /^id +kind +status +url +created_at +expires_at$/m, 'every column stays');
+  assert.match(fitted.split('\n')[1]!, /crawl {2,}running/, 'short columns are not cut');
+  assert.equal(renderHuman(rows, { width: 100 }), fitted);
+});
