@@ -1,6 +1,7 @@
 /**
- * Configuration comes from the environment (twelve-factor); every variable is listed in the
- * README's configuration reference. Bad values stop the start with a message naming the variable.
+ * Configuration comes from the environment (twelve-factor); every variable is listed in
+ * docs/configuration.md, generated from these checks and src/core/settings.ts (`npm run docs:config`).
+ * Bad values stop the start with a message naming the variable.
  */
 import path from 'node:path';
 import { ConfigError, envReader, type EnvReader } from './core/env.ts';

@@ -1261,6 +1261,19 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        CreditsError: {
+            /** @description The balance of that product when the request was refused. */
+            balance: number;
+            /** @example You do not have enough credits to perform this action. */
+            message: string;
+            /**
+             * @description The balance the request is billed to.
+             * @enum {string}
+             */
+            product: "scraping" | "extraction" | "blockchain";
+            /** @description Credits the request needs in all (so far: a PDF needs one per page once its pages are counted). */
+            required: number;
+        };
         Error: {
             /** @description What went wrong, for a person. */
             message: string;
@@ -1269,6 +1282,10 @@ export interface components {
             /** @description Messages by field name. */
             errors: {
                 [key: string]: string[];
+            };
+            /** @description What a failing field should hold, by field name, where its messages do not say it (the allowed values, the URL schemes, the setting that lets a local host through). Not in the original service: sent beside `errors`, whose wording is fixed. */
+            expected?: {
+                [key: string]: string;
             };
             /** @example The given data was invalid. */
             message: string;
@@ -1363,9 +1380,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -1497,9 +1517,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -1683,9 +1706,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -1777,9 +1803,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -1913,9 +1942,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -2083,9 +2115,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -2177,9 +2212,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -2271,9 +2309,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -2438,9 +2479,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -2554,9 +2598,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -2636,9 +2683,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -2722,9 +2772,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -2813,9 +2866,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -2910,9 +2966,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -3104,9 +3163,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -3192,9 +3254,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -3282,9 +3347,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -3366,9 +3434,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -3471,9 +3542,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -3578,9 +3652,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -3681,9 +3758,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -3786,9 +3866,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -3900,9 +3983,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -3995,9 +4081,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -4079,9 +4168,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -4184,9 +4276,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -4277,9 +4372,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -4381,9 +4479,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -4456,9 +4557,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -4517,9 +4621,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -4632,9 +4739,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -4744,9 +4854,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -4848,10 +4961,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Validation failed: every failing rule of every field is listed. */
@@ -4864,9 +4980,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -4977,9 +5096,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -5054,9 +5176,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -5142,9 +5267,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -5257,10 +5385,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "blockchain",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Validation failed: every failing rule of every field is listed. */
@@ -5273,9 +5404,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -5400,9 +5534,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -5479,9 +5616,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -5573,10 +5713,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "blockchain",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -5617,9 +5760,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -5722,9 +5868,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -5852,10 +6001,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "blockchain",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Validation failed: every failing rule of every field is listed. */
@@ -5868,9 +6020,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -6006,10 +6161,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "blockchain",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Validation failed: every failing rule of every field is listed. */
@@ -6022,9 +6180,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -6186,10 +6347,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Validation failed: every failing rule of every field is listed. */
@@ -6202,9 +6366,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -6315,9 +6482,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -6392,9 +6562,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -6487,10 +6660,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description The query has no results; nothing was charged. */
@@ -6517,9 +6693,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -6656,10 +6835,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -6686,9 +6868,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -6821,10 +7006,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -6851,9 +7039,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -7016,10 +7207,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -7046,9 +7240,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -7186,10 +7383,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -7216,9 +7416,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -7357,10 +7560,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -7387,9 +7593,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -7547,10 +7756,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -7577,9 +7789,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -7725,10 +7940,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Validation failed: every failing rule of every field is listed. */
@@ -7741,9 +7959,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -7838,10 +8059,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "extraction",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Validation failed: every failing rule of every field is listed. */
@@ -7854,9 +8078,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -7957,10 +8184,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Validation failed: every failing rule of every field is listed. */
@@ -7973,9 +8203,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -8119,10 +8352,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -8149,9 +8385,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -8295,10 +8534,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -8325,9 +8567,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -8485,10 +8730,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -8515,9 +8763,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -8619,10 +8870,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -8649,9 +8903,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -8807,10 +9064,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -8837,9 +9097,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -8983,10 +9246,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "extraction",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Validation failed: every failing rule of every field is listed. */
@@ -8999,9 +9265,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -9158,10 +9427,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -9188,9 +9460,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -9347,10 +9622,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -9377,9 +9655,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -9503,10 +9784,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -9533,9 +9817,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -9853,10 +10140,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Validation failed: every failing rule of every field is listed. */
@@ -9869,9 +10159,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -10002,10 +10295,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -10032,9 +10328,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */
@@ -10277,10 +10576,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Validation failed: every failing rule of every field is listed. */
@@ -10293,9 +10595,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */

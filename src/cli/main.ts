@@ -6,6 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { assertKnownCommand, OperatorError, runOperatorCommand, UsageError, USAGE, type OperatorServices } from '../operator/commands.ts';
 import { sendAdminCommand } from '../operator/admin-socket.ts';
@@ -15,17 +16,37 @@ import { migrate } from '../storage/migrate.ts';
 import { AccountStore } from '../accounts/store.ts';
 import { CreditLedger } from '../credits/ledger.ts';
 import { Prices, seedPrices } from '../credits/prices.ts';
+import { render } from './render.ts';
 
 // The HTTP server (and everything it serves) is loaded only by `serve`, so operator commands
 // start quickly.
 
 function print(result: unknown, json: boolean): void {
-  if (json) {
-    process.stdout.write(JSON.stringify(result) + '\n');
-    return;
-  }
-  if (Array.isArray(result) && result.every((r) => typeof r === 'object' && r !== null)) console.table(result);
-  else console.log(JSON.stringify(result, null, 2));
+  // A terminal's width fits the tables to it; a pipe or a file gets them whole (cells cut at MAX_CELL).
+  process.stdout.write(render(result, json, process.stdout.isTTY ? process.stdout.columns : undefined) + '\n');
+}
+
+const BIN = fileURLToPath(new URL('../../bin/gleaner', import.meta.url));
+
+/**
+ * How to run this command line again, as the running process was started: through npm (`gleaner`
+ * is not on the PATH, `npm run gleaner --` is), or with this Node and bin/gleaner, with the
+ * DATA_DIR it was given (the embedded server answers the commands of its own DATA_DIR only).
+ */
+export function commandPrefix(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd(), execPath = process.execPath): string {
+  const dataDir = !env.DATABASE_URL && env.DATA_DIR ? `DATA_DIR=${shellWord(env.DATA_DIR)} ` : '';
+  if (env.npm_lifecycle_event !== undefined) return `${dataDir}npm run -s gleaner --`;
+  const relative = (file: string) => {
+    const shown = path.relative(cwd, file);
+    return shown.startsWith('..') || path.isAbsolute(shown) ? file : shown;
+  };
+  const node = path.basename(execPath) === 'node' && !execPath.startsWith(path.dirname(path.dirname(BIN))) ? 'node' : relative(execPath);
+  return `${dataDir}${shellWord(node)} ${shellWord(relative(BIN))}`;
+}
+
+/** A word the shell reads back as it is. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`;
 }
 
 async function serve(): Promise<void> {
@@ -43,7 +64,7 @@ async function serve(): Promise<void> {
         `  user id:    ${owner.id}`,
         `  API token:  ${owner.token}`,
         `  secret key: ${owner.secret_key}`,
-        `Give it credits with: gleaner credits grant --user ${owner.id} --product scraping --amount 1000`,
+        `Give it credits with: ${commandPrefix()} credits grant --user ${owner.id} --product scraping --amount 1000`,
         '',
       ].join('\n') + '\n',
     );
@@ -149,6 +170,14 @@ async function probe(args: string[], json: boolean): Promise<number> {
 
 /** `gleaner mcp`: the MCP server over stdio, relaying to a running server (docs/mcp.md). Stdout is the protocol's alone. */
 async function mcp(args: string[]): Promise<number> {
+  // `npm run gleaner -- mcp` without -s: npm has already written its banner on this stdout, ahead
+  // of any JSON-RPC. Say how to start it so that the stream is the protocol's alone.
+  if (process.env.npm_lifecycle_event === 'gleaner' && process.env.npm_config_loglevel !== 'silent') {
+    console.error(
+      'gleaner mcp: npm printed its banner on stdout, which MCP clients read as JSON-RPC. Start it with `npm run -s gleaner -- mcp …` (-s keeps npm quiet) or `node_modules/.bin/node bin/gleaner mcp …`.',
+    );
+    return 2;
+  }
   const { McpConnectError, McpUsageError, runStdio, stdioOptions } = await import('../mcp/stdio.ts');
   const { readFileSync } = await import('node:fs');
   const version: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;

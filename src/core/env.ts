@@ -1,7 +1,7 @@
 /**
  * The one environment reader. Every setting of the service is read through it, so every variable
  * is validated the same way and a bad value stops the start with a message naming the variable
- * (twelve-factor configuration; the README's configuration reference lists them all).
+ * (twelve-factor configuration; docs/configuration.md lists them all, src/core/settings.ts says what each means).
  * Unset and blank variables mean "use the default".
  */
 

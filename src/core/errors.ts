@@ -18,6 +18,13 @@ export class HttpError extends Error {
 
 export type FieldErrors = Record<string, string[]>;
 
+/** What the caller fell short of when credits were refused: the product, the credits needed, the balance. */
+export interface CreditShortfall {
+  product: string;
+  required: number;
+  balance: number;
+}
+
 export const MESSAGES = {
   unauthenticated: 'Unauthenticated.',
   unauthorized: 'This action is unauthorized.',
@@ -39,11 +46,14 @@ export const MESSAGES = {
 
 export const httpErrors = {
   unauthenticated: () => new HttpError(401, { message: MESSAGES.unauthenticated }),
-  validation: (errors: FieldErrors) => new HttpError(422, { message: MESSAGES.invalid, errors }),
+  /** Laravel's 422; `expected` (ours, beside it) says what a failing field should hold where its message does not. */
+  validation: (errors: FieldErrors, expected: Record<string, string> = {}) =>
+    new HttpError(422, { message: MESSAGES.invalid, errors, ...(Object.keys(expected).length ? { expected } : {}) }),
   /** A single-field 422, for checks that only the handler can make (e.g. a wrong secret key). */
   fieldInvalid: (field: string, message: string) =>
     new HttpError(422, { message: MESSAGES.invalid, errors: { [field]: [message] } }),
-  insufficientCredits: () => new HttpError(403, { message: MESSAGES.insufficientCredits }),
+  /** Laravel's message, and beside it (ours) which balance fell short and by how much. */
+  insufficientCredits: (shortfall?: CreditShortfall) => new HttpError(403, { message: MESSAGES.insufficientCredits, ...shortfall }),
   /** Laravel's AuthorizationException: the token is valid but may not do this. */
   unauthorized: () => new HttpError(403, { message: MESSAGES.unauthorized }),
   forbidden: (message: string) => new HttpError(403, { message }),

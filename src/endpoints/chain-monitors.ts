@@ -142,7 +142,7 @@ export const createMonitorEndpoint = defineEndpoint({
       keys.push(key);
     }
     // The first day's fee must be payable: a monitor that would pause at once is refused.
-    if ((await meter.affordable()) < addresses.length) throw httpErrors.insufficientCredits();
+    if ((await meter.affordable()) < addresses.length) throw await meter.shortOf(addresses.length);
     let head: number;
     try {
       head = await client.head(upstream);
@@ -220,7 +220,7 @@ export const resumeMonitorEndpoint = defineEndpoint({
     if (!row) throw httpErrors.notFound();
     if (row.status === 'active') return { body: monitorView(row) };
     if (row.status === 'paused') throw httpErrors.conflict('This monitor was paused by the operator.');
-    if ((await meter.affordable()) < 1) throw httpErrors.insufficientCredits();
+    if ((await meter.affordable()) < 1) throw await meter.shortOf(1);
     const resumed = await services.jobs.monitors.resume(row.id, user.id);
     if (!resumed) throw httpErrors.notFound();
     return { body: monitorView(resumed) };

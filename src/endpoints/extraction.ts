@@ -62,7 +62,7 @@ export const pdfEndpoint = defineEndpoint({
   errors: [400, 403, 503],
   async handler({ input, services, signal, meter, upstream }) {
     // A balance that cannot pay for one page is told so before the download.
-    if ((await meter.affordable()) < 1) throw httpErrors.insufficientCredits();
+    if ((await meter.affordable()) < 1) throw await meter.shortOf(1);
     const pdf = services.capabilities.pdf();
     // An overloaded server says so before spending a download on a document it would refuse.
     if (!pdf.hasCapacity()) throw httpErrors.busy();

@@ -110,7 +110,7 @@ const jobViewExample = {
 
 /** Refuses a job the user cannot pay one page of, before anything is queued. */
 async function requireOnePage(meter: EndpointContext<unknown>['meter']): Promise<void> {
-  if ((await meter.affordable()) < 1) throw httpErrors.insufficientCredits();
+  if ((await meter.affordable()) < 1) throw await meter.shortOf(1);
 }
 
 function createdAnswer(row: JobRow, routeUrl: string) {

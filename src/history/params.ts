@@ -1,6 +1,6 @@
 /**
  * What request history keeps of a request's input: a bounded summary, never the input as sent
- * (README, "Request history"). Refused requests are recorded too (403, 422...), so without bounds
+ * (docs/api.md, "Account, history and usage"). Refused requests are recorded too (403, 422...), so without bounds
  * a client with no credits could write megabytes per request for free, and a page of history
  * would carry them all back.
  *

@@ -23,6 +23,23 @@ const VALIDATION_ERROR_SCHEMA = {
   properties: {
     message: { type: 'string', example: 'The given data was invalid.' },
     errors: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } }, description: 'Messages by field name.' },
+    expected: {
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      description: 'What a failing field should hold, by field name, where its messages do not say it (the allowed values, the URL schemes, the setting that lets a local host through). Not in the original service: sent beside `errors`, whose wording is fixed.',
+    },
+  },
+};
+
+/** A 403 for credits: Laravel's message, and beside it which balance fell short and by how much. */
+const CREDITS_ERROR_SCHEMA = {
+  type: 'object',
+  required: ['message', 'product', 'required', 'balance'],
+  properties: {
+    message: { type: 'string', example: 'You do not have enough credits to perform this action.' },
+    product: { type: 'string', enum: ['scraping', 'extraction', 'blockchain'], description: 'The balance the request is billed to.' },
+    required: { type: 'integer', description: 'Credits the request needs in all (so far: a PDF needs one per page once its pages are counted).' },
+    balance: { type: 'integer', description: 'The balance of that product when the request was refused.' },
   },
 };
 
@@ -141,14 +158,26 @@ export function buildOpenApi(endpoints: readonly Endpoint[], options: OpenApiOpt
         content: {
           'application/json': {
             schema: { $ref: '#/components/schemas/ValidationError' },
-            example: { message: 'The given data was invalid.', errors: { field: ['The field field is required.'] } },
+            example: { message: 'The given data was invalid.', errors: { format: ['The selected format is invalid.'] }, expected: { format: 'one of: raw, text, markdown' } },
           },
         },
       },
     };
     for (const error of endpoint.errors ?? []) {
       const documented = documentedError(error);
-      if (documented) responses[documented.status] = errorResponse(documented.description, documented.message);
+      if (!documented) continue;
+      responses[documented.status] =
+        documented.status === 403 && documented.message === COMMON_ERRORS[403].example
+          ? {
+              description: documented.description,
+              content: {
+                'application/json': {
+                  schema: { $ref: '#/components/schemas/CreditsError' },
+                  example: { message: documented.message, product: endpoint.billing?.product ?? 'scraping', required: 3, balance: 1 },
+                },
+              },
+            }
+          : errorResponse(documented.description, documented.message);
     }
     if (endpoint.throttle) responses[429] = errorResponse(COMMON_ERRORS[429].description, COMMON_ERRORS[429].example);
     if (endpoint.access === 'owner') responses[403] = errorResponse('The token is not an owner account\'s.', 'This action is unauthorized.');
@@ -181,7 +210,8 @@ export function buildOpenApi(endpoints: readonly Endpoint[], options: OpenApiOpt
     info: {
       title: 'gleaner',
       version: options.version,
-      description: 'Credit-metered API that turns public web content into structured JSON. Send `Authorization: Bearer <token>`.',
+      description:
+        'Credit-metered API that turns public web content into structured JSON. Send `Authorization: Bearer <token>`.\n\nThis page is drawn from the OpenAPI 3.1 document at [/openapi.json](/openapi.json) (for code generators and other tools); your balances and request history are on the [dashboard](/dashboard).',
       license: { name: 'MIT', identifier: 'MIT' },
     },
     servers: [{ url: options.serverUrl ?? '/', description: 'This server' }],
@@ -189,7 +219,7 @@ export function buildOpenApi(endpoints: readonly Endpoint[], options: OpenApiOpt
     security: [{ bearer: [] }],
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Sanctum-style token: `<id>|<secret>`' } },
-      schemas: { Error: ERROR_SCHEMA, ValidationError: VALIDATION_ERROR_SCHEMA },
+      schemas: { Error: ERROR_SCHEMA, ValidationError: VALIDATION_ERROR_SCHEMA, CreditsError: CREDITS_ERROR_SCHEMA },
     },
     paths,
   };

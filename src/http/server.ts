@@ -15,7 +15,7 @@ import { ownListeners } from '../outbound/own-listeners.ts';
 import { registerStripeWebhook, STRIPE_WEBHOOK_PATH } from './stripe-webhook.ts';
 import { registerMetrics } from './metrics.ts';
 import { readiness } from './readiness.ts';
-import { registerDashboard } from './dashboard.ts';
+import { BRAND, registerDashboard } from './dashboard.ts';
 import { MCP_PATH, registerMcpRoute } from '../mcp/server.ts';
 import type { Endpoint } from '../pipeline/endpoint.ts';
 import type { Services } from '../services.ts';
@@ -259,6 +259,12 @@ export async function buildServer(services: Services, options: ServerOptions): P
   // The docs page reads the same document, brought up to date with the prices before it is sent.
   await app.register(import('@fastify/swagger-ui'), {
     routePrefix: '/docs',
+    // gleaner's name and mark, not the UI library's.
+    logo: { type: 'image/svg+xml', content: BRAND.wordmark, href: '/docs', target: '_self' },
+    theme: {
+      title: 'gleaner · API docs',
+      favicon: [{ filename: 'gleaner.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: BRAND.mark }],
+    },
     uiHooks: { preHandler: async () => void (await openapi.current()) },
     transformSpecification: () => openapi.latest(),
     transformSpecificationClone: false,

@@ -1,5 +1,5 @@
 /**
- * The job engine's settings (docs/jobs.md, README configuration reference):
+ * The job engine's settings (docs/jobs.md, docs/configuration.md):
  *   JOB_CONCURRENCY           pages this process works on at once (0: this process runs no jobs)
  *   JOB_HOST_CONCURRENCY      pages in flight per target host, across every process
  *   JOB_POLL_SECONDS          how often an idle queue is looked at for tasks coming due (a new task wakes it at once)

@@ -211,6 +211,8 @@ export function resultOf(args: Record<string, unknown>, answer: ToolAnswer): Cal
     if (isRecord(record.errors)) {
       for (const [field, messages] of Object.entries(record.errors)) lines.push(...(Array.isArray(messages) ? messages : [messages]).map((message) => `${field}: ${String(message)}`));
     }
+    if (isRecord(record.expected)) for (const [field, wanted] of Object.entries(record.expected)) lines.push(`${field}: expected ${String(wanted)}`);
+    if (typeof record.product === 'string' && typeof record.required === 'number') lines.push(`${record.product}: ${record.required} credits needed, balance ${String(record.balance)}`);
     return { isError: true, content: [{ type: 'text', text: lines.join('\n') }], structuredContent: { status: answer.status, ...record }, _meta: meta };
   }
   const structured = isRecord(body) ? body : { response: body };

@@ -8,7 +8,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Static, TSchema } from '@sinclair/typebox';
-import type { FieldErrors } from '../core/errors.ts';
+import type { FieldErrors, HttpError } from '../core/errors.ts';
 import type { Fields, InputOf, Schema } from '../validation/schema.ts';
 import type { Product } from '../credits/products.ts';
 import type { Operation } from '../credits/prices.ts';
@@ -55,6 +55,8 @@ export interface Meter {
   cover(total: number, operation?: Operation): Promise<void>;
   /** Units of `operation` the user could have held for this request: what is held plus the balance. */
   affordable(operation?: Operation): Promise<number>;
+  /** The 403 "not enough credits" for `units` of `operation` (the row's by default), naming the product, the credits needed and the balance. */
+  shortOf(units: number, operation?: Operation): Promise<HttpError>;
 }
 
 export interface EndpointContext<I> {

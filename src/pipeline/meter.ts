@@ -4,7 +4,7 @@
  * the hold in units when the work reveals its size (`cover`) and may report fewer units used.
  * This class reads the prices, sizes the hold, extends it and computes the capture.
  */
-import { httpErrors } from '../core/errors.ts';
+import { httpErrors, type HttpError } from '../core/errors.ts';
 import { price, type Operation, type PriceTable } from '../credits/prices.ts';
 import type { CreditLedger } from '../credits/ledger.ts';
 import type { Billing, Meter } from './endpoint.ts';
@@ -56,7 +56,7 @@ export class RequestMeter implements Meter {
     // A price of 0 makes the operation free: nothing to hold.
     if (max <= 0) return;
     const held = await this.#options.ledger.hold({ requestId: this.#options.requestId, userId: this.#options.userId, product: billing.product, min, max });
-    if (held === 0) throw httpErrors.insufficientCredits();
+    if (held === 0) throw await this.#refusal(min);
     this.#holdTaken = true;
     this.#credits.set(operation, held);
     // A range hold keeps what the balance allowed: that many whole units (the price is linear there).
@@ -79,15 +79,29 @@ export class RequestMeter implements Meter {
       if (this.#holdTaken) {
         // The ledger grows a request's hold once: a row needs at most one growth after its first hold.
         const grown = await ledger.extend(requestId, credits);
-        if (grown === 0) throw httpErrors.insufficientCredits();
+        if (grown === 0) throw await this.#refusal(this.heldCredits + credits);
       } else {
         const held = await ledger.hold({ requestId, userId, product, min: credits, max: credits });
-        if (held === 0) throw httpErrors.insufficientCredits();
+        if (held === 0) throw await this.#refusal(this.heldCredits + credits);
         this.#holdTaken = true;
       }
       this.#credits.set(op, (this.#credits.get(op) ?? 0) + credits);
     }
     this.#units.set(op, total);
+  }
+
+  async shortOf(units: number, operation?: Operation): Promise<HttpError> {
+    return this.#refusal(units * this.#price(this.#operation(operation)));
+  }
+
+  /**
+   * The 403 for a request that needs `required` credits in all: it names the product and the
+   * balance the caller had before this request (what it holds is counted back in).
+   */
+  async #refusal(required: number): Promise<HttpError> {
+    const product = this.#billing().product;
+    const available = (await this.#options.ledger.balance(this.#options.userId, product).catch(() => null)) ?? 0;
+    return httpErrors.insufficientCredits({ product, required, balance: available + this.heldCredits });
   }
 
   async affordable(operation?: Operation): Promise<number> {

@@ -153,7 +153,7 @@ export async function runEndpoint(
     const validation = await validate(endpoint.schema, input, services.outbound);
     const errors = validation.ok ? {} : { ...validation.errors };
     if (endpoint.afterValidation) await endpoint.afterValidation({ input, user: caller, services }, errors);
-    if (!validation.ok || Object.keys(errors).length) throw httpErrors.validation(inSchemaOrder(endpoint.schema, errors));
+    if (!validation.ok || Object.keys(errors).length) throw httpErrors.validation(inSchemaOrder(endpoint.schema, errors), validation.ok ? {} : validation.expected);
 
     if (endpoint.available && !endpoint.available(services)) throw httpErrors.notConfigured();
     meter = new RequestMeter({

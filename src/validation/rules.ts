@@ -50,6 +50,11 @@ export interface Rule<T = unknown> {
   readonly needsValid?: boolean;
   check(value: unknown, context: RuleContext): boolean | Promise<boolean>;
   message(attribute: string, value: unknown, context: RuleContext): string;
+  /**
+   * What the field should have held, for the 422's `expected` (beside Laravel's `errors`, whose
+   * wording is fixed): for rules whose message does not say it ("The selected format is invalid.").
+   */
+  expected?(value: unknown, context: RuleContext): string;
   describe?(schema: JsonSchema): void;
 }
 
@@ -248,6 +253,7 @@ export const oneOf = <const T extends string>(allowed: readonly T[]): Rule<T> =>
     name: 'in',
     check: (value) => (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') && set.has(phpString(value)),
     message: (attr) => `The selected ${attr} is invalid.`,
+    expected: () => oneOfExpected(allowed),
     describe: (s) => void (s.enum = [...allowed]),
   };
 };
@@ -260,11 +266,29 @@ export function urlMessage(attr: string, value: unknown): string {
   return typeof value === 'string' && value.trim().length > MAX_URL_LENGTH ? `The ${attr} must not be greater than ${MAX_URL_LENGTH} characters.` : `The ${attr} must be a valid URL.`;
 }
 
+/** Lists longer than this are cut in `expected` (the country codes): the OpenAPI document has them all. */
+const LISTED_VALUES = 20;
+
+/** "one of: raw, text, markdown". */
+export function oneOfExpected(allowed: readonly string[]): string {
+  if (allowed.length <= LISTED_VALUES) return `one of: ${allowed.join(', ')}`;
+  return `one of ${allowed.length} values: ${allowed.slice(0, LISTED_VALUES).join(', ')}, … (all of them in /openapi.json)`;
+}
+
+/** What the `url` rule wants, with the scheme that was sent when it is another one (`file:`). */
+export function urlExpected(value: unknown): string {
+  if (typeof value === 'string' && value.trim().length > MAX_URL_LENGTH) return `a URL of at most ${MAX_URL_LENGTH} characters`;
+  const scheme = typeof value === 'string' ? /^([a-z][a-z0-9+.-]*):/i.exec(value.trim())?.[1]?.toLowerCase() : undefined;
+  const wanted = 'an absolute http:// or https:// URL with a host, e.g. https://example.com/page';
+  return scheme !== undefined && scheme !== 'http' && scheme !== 'https' ? `${wanted} (${scheme}: URLs are not fetched)` : wanted;
+}
+
 /** An absolute http(s) URL with a host (what the service can fetch), at most `MAX_URL_LENGTH` characters. */
 export const url = (): Rule<string> => ({
   name: 'url',
   check: (value) => typeof value === 'string' && httpUrlOrNull(value) !== null,
   message: (attr, value) => urlMessage(attr, value),
+  expected: urlExpected,
   describe: (s) => Object.assign(s, { type: 'string', format: 'uri', maxLength: MAX_URL_LENGTH }),
 });
 
@@ -293,8 +317,9 @@ export function custom(
   name: string,
   check: (value: unknown, context: RuleContext) => boolean | Promise<boolean>,
   message: string | ((attr: string) => string),
-  options: { needsValid?: boolean; implicit?: boolean; describe?: (s: JsonSchema) => void } = {},
+  options: { needsValid?: boolean; implicit?: boolean; describe?: (s: JsonSchema) => void; expected?: string } = {},
 ): Rule {
+  const expected = options.expected;
   return {
     name,
     check,
@@ -302,6 +327,7 @@ export function custom(
     needsValid: options.needsValid ?? true,
     implicit: options.implicit,
     describe: options.describe,
+    ...(expected !== undefined ? { expected: () => expected } : {}),
   };
 }
 
@@ -382,5 +408,9 @@ export const publicAddress = (): Rule =>
     'public_address',
     (value, ctx) => typeof value !== 'string' || httpUrlOrNull(value) === null || ctx.services.isPublicUrl(value.trim()),
     (attr) => `The ${attr} must point to a public address.`,
-    { needsValid: false },
+    { needsValid: false, expected: PUBLIC_ADDRESS_EXPECTED },
   );
+
+/** Where a local page is refused: the setting that lets the operator fetch it (docs/configuration.md). */
+export const PUBLIC_ADDRESS_EXPECTED =
+  'a host that is, and resolves only to, public addresses; to fetch a local or private host (127.0.0.1, localhost), the operator lists it in OUTBOUND_ALLOW_HOSTS';

@@ -33,7 +33,11 @@ export type Fields = Record<string, Field>;
 
 export interface Schema<F extends Fields = Fields> {
   fields: F;
-  /** Rules across fields (e.g. "only one of these"): add messages to `errors`. */
+  /**
+   * Rules across fields (e.g. "only one of these") and inside lists: add messages to `errors`. It
+   * runs even when fields failed their own rules (every failing field is reported at once), so it
+   * checks the type of each value it reads.
+   */
   refine?(input: Record<string, unknown>, errors: FieldErrors): void | Promise<void>;
 }
 
@@ -116,7 +120,10 @@ export type InputOf<F extends Fields> = Shapes<
   } & AllCrossFieldRules<F>
 >;
 
-export type ValidationResult = { ok: true; value: Record<string, unknown> } | { ok: false; errors: FieldErrors };
+/** What each failing field should have held, where its messages do not say it (`Rule.expected`). */
+export type FieldExpectations = Record<string, string>;
+
+export type ValidationResult = { ok: true; value: Record<string, unknown> } | { ok: false; errors: FieldErrors; expected: FieldExpectations };
 
 /** Refuses every outside look-up: for schemas whose rules never need one. */
 const NO_SERVICES: ValidationServices = {
@@ -125,13 +132,22 @@ const NO_SERVICES: ValidationServices = {
 
 export async function validate(schema: Schema, input: Record<string, unknown>, services: ValidationServices = NO_SERVICES): Promise<ValidationResult> {
   const errors: FieldErrors = {};
+  const expected: FieldExpectations = {};
   const trimmed = trimStrings(schema, input);
   for (const [name, field] of Object.entries(schema.fields)) {
-    const messages = await validateField(name, field, trimmed, services);
-    if (messages.length) errors[name] = messages;
+    const failed = await validateField(name, field, trimmed, services);
+    if (failed.messages.length) errors[name] = failed.messages;
+    if (failed.expected.length) expected[name] = failed.expected.join('; ');
   }
-  if (schema.refine && Object.keys(errors).length === 0) await schema.refine(trimmed, errors);
-  if (Object.keys(errors).length) return { ok: false, errors };
+  // The checks across fields and inside lists run whatever the fields' own rules found, so that
+  // every failing field is reported at once. A field its own rules refused keeps their messages
+  // alone (a second reading of a value of the wrong type would only repeat them).
+  if (schema.refine) {
+    const more: FieldErrors = {};
+    await schema.refine(trimmed, more);
+    for (const [key, messages] of Object.entries(more)) if (errors[key] === undefined) errors[key] = messages;
+  }
+  if (Object.keys(errors).length) return { ok: false, errors, expected };
   return { ok: true, value: coerce(schema, trimmed) };
 }
 
@@ -146,7 +162,7 @@ function trimStrings(schema: Schema, input: Record<string, unknown>): Record<str
   return out;
 }
 
-async function validateField(name: string, field: Field, input: Record<string, unknown>, services: ValidationServices): Promise<string[]> {
+async function validateField(name: string, field: Field, input: Record<string, unknown>, services: ValidationServices): Promise<{ messages: string[]; expected: string[] }> {
   const value = input[name];
   // A blank string or null counts as not sent (Laravel skips blank strings, and null in a
   // `nullable` field): only implicit rules see it, and the default applies.
@@ -154,15 +170,18 @@ async function validateField(name: string, field: Field, input: Record<string, u
   const context: RuleContext = { input, fieldRules: field.rules, services };
   const attribute = attributeName(name);
   const messages: string[] = [];
+  const expected: string[] = [];
   for (const rule of field.rules) {
     if (!present && !rule.implicit) continue;
     if (rule.needsValid && messages.length) continue;
     if (!(await rule.check(value, context))) {
       messages.push(rule.message(attribute, value, context));
+      const wanted = rule.expected?.(value, context);
+      if (wanted !== undefined && !expected.includes(wanted)) expected.push(wanted);
       if (rule.implicit) break;
     }
   }
-  return messages;
+  return { messages, expected };
 }
 
 /**

@@ -249,7 +249,7 @@ describe('a malformed filter never widens an operation', () => {
       const what = `POST /admin/plans/renew${query} ${JSON.stringify(body)}`;
       const refused = await asOwner('POST', `/admin/plans/renew${query}`, body);
       assert.equal(refused.status, 422, `${what}: ${refused.text}`);
-      assert.deepEqual(refused.body, { message: 'The given data was invalid.', errors }, what);
+      assert.deepEqual({ message: refused.body.message, errors: refused.body.errors }, { message: 'The given data was invalid.', errors }, what);
       await assertUntouched(users, what);
     }
   });

@@ -23,7 +23,8 @@ import { runOperatorCommand } from '../../src/operator/commands.ts';
 import { verifyWebhookSignature } from '../../src/webhooks/signature.ts';
 
 const NOT_FOUND = { message: 'Not found.' };
-const NO_CREDITS = { message: 'You do not have enough credits to perform this action.' };
+/** A job that cannot pay its first page: the Laravel message, and the product, the page's credit and the balance (issue 40). */
+const NO_CREDITS = { message: 'You do not have enough credits to perform this action.', product: 'scraping', required: 1, balance: 0 };
 const INVALID = 'The given data was invalid.';
 const DAY_MS = 86_400_000;
 

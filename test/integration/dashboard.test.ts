@@ -80,6 +80,62 @@ test('the page is static, with a strict CSP and no inline script', { skip }, asy
   assert.match(await chart.text(), /uPlot/);
 });
 
+/** Every answer of 400 or more, and every request that failed, while the page loads. */
+function failures(page: Page): string[] {
+  const failed: string[] = [];
+  page.on('response', (response) => response.status() >= 400 && failed.push(`${response.status()} ${response.url()}`));
+  page.on('requestfailed', (request) => failed.push(`failed ${request.url()}`));
+  return failed;
+}
+
+/** The icon a browser shows for the page: the one its <link rel=icon> names, loaded. */
+async function pageIcon(page: Page): Promise<{ href: string; status: number; type: string }> {
+  const href = await page.$eval('link[rel~=icon]', (link: any) => link.href as string);
+  const icon = await fetch(href);
+  return { href, status: icon.status, type: icon.headers.get('content-type') ?? '' };
+}
+
+test("the dashboard and /docs carry gleaner's name and mark, with a favicon (issue 40)", { skip }, async () => {
+  const favicon = await fetch(`${service.url}/favicon.ico`);
+  assert.equal(favicon.status, 200);
+  assert.equal(favicon.headers.get('content-type'), 'image/png');
+  assert.deepEqual([...new Uint8Array(await favicon.arrayBuffer()).subarray(1, 4)], [0x50, 0x4e, 0x47], 'a PNG');
+
+  const { page, problems } = await openDashboard();
+  const failed = failures(page);
+  await page.reload();
+  assert.match(await page.title(), /^gleaner/);
+  assert.equal((await page.textContent('header h1'))?.trim(), 'gleaner');
+  assert.ok(await page.$eval('header h1 img.logo', (img: any) => img.naturalWidth > 0), 'the mark is drawn');
+  const dashboardIcon = await pageIcon(page);
+  assert.equal(dashboardIcon.status, 200, dashboardIcon.href);
+  assert.equal(dashboardIcon.type, 'image/svg+xml');
+  await page.screenshot({ path: join(shots, 'dashboard-brand.png'), clip: { x: 0, y: 0, width: 1100, height: 120 } });
+  assert.deepEqual(failed, [], 'nothing the page asked for was missing (the favicon included)');
+  assert.deepEqual(problems, []);
+  await page.close();
+
+  const docs = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+  const docsFailed = failures(docs);
+  await docs.goto(`${service.url}/docs/`);
+  await docs.waitForSelector('.topbar-wrapper img');
+  await docs.waitForSelector('.information-container .title');
+  assert.equal(await docs.title(), 'gleaner · API docs');
+  assert.match((await docs.textContent('.information-container .title')) ?? '', /^gleaner/);
+  const logo = await docs.$eval('.topbar-wrapper img', (img: any) => ({ src: img.src as string, drawn: img.naturalWidth > 0 }));
+  assert.match(logo.src, /^data:image\/svg\+xml;base64,/);
+  assert.ok(logo.drawn, 'the logo is drawn');
+  assert.ok(Buffer.from(logo.src.split(',')[1]!, 'base64').toString('utf8').includes('>gleaner</text>'), "gleaner's wordmark, not the UI library's");
+  const docsIcon = await pageIcon(docs);
+  assert.equal(docsIcon.status, 200, docsIcon.href);
+  assert.equal(docsIcon.type, 'image/svg+xml');
+  const specLink = await docs.$eval('.information-container a[href="/openapi.json"]', (a: any) => a.href as string);
+  assert.equal(specLink, `${service.url}/openapi.json`);
+  await docs.screenshot({ path: join(shots, 'docs.png'), clip: { x: 0, y: 0, width: 1100, height: 400 } });
+  assert.deepEqual(docsFailed, []);
+  await docs.close();
+});
+
 test('a wrong token gets a clear message and is not kept', { skip }, async () => {
   const { page, problems } = await openDashboard();
   await signIn(page, '999|not-a-real-token');

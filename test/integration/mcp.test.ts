@@ -218,7 +218,7 @@ describe('MCP over Streamable HTTP at POST /mcp', () => {
       assert.deepEqual(invalid.structuredContent, { status: 422, message: 'The given data was invalid.', errors: { query: ['The query field is required.'] } });
       const poor = (await client.callTool({ name: 'pdf', arguments: { url: `${upstream.url}/report.pdf` } })) as CallToolResult;
       assert.equal(poor.isError, true);
-      assert.equal(texts(poor)[0], 'You do not have enough credits to perform this action. (HTTP 403)');
+      assert.match(texts(poor)[0]!, /^You do not have enough credits to perform this action\. \(HTTP 403\)\nextraction: \d+ credits needed, balance 1$/);
       assert.equal(await balance(user.id, 'scraping'), 5);
       assert.equal(await balance(user.id, 'extraction'), 1);
       assert.deepEqual(await lastRequest(user.token).then((row) => [row.endpoint, row.credits, row.status]), ['/v1/pdf', 0, 403]);

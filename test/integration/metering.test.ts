@@ -65,7 +65,7 @@ describe('charging', () => {
     const user = await service.user({ scraping: 2 });
     let r = await work(user.token, { cost: 3 });
     assert.equal(r.status, 403);
-    assert.deepEqual(r.body, { message: 'You do not have enough credits to perform this action.' });
+    assert.deepEqual(r.body, { message: 'You do not have enough credits to perform this action.', product: 'scraping', required: 3, balance: 2 });
     assert.equal(await service.services.ledger.balance(user.id, 'scraping'), 2);
     const broke = await service.user();
     r = await work(broke.token);

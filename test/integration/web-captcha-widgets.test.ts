@@ -204,7 +204,7 @@ test('the fake site refuses tokens the solver did not issue', { skip }, async ()
 test('reCAPTCHA v3 (api.js?render=): the action read from the page, the token posted in g-recaptcha-response', { skip, timeout: 60_000 }, async () => {
   const r = await render(anticaptcha, '/v3/form');
   assert.equal(r.status, 200, r.text);
-  assert.equal(r.body.response.content, 'Welcome through v3-form');
+  assert.equal(r.body.response.content, 'Welcome\nWelcome through v3-form', 'the title, then the page');
   assert.equal(r.body.response.url, `${site.url()}/verify/v3-form`);
   assert.equal(r.charged, 5);
   assert.deepEqual(taskFor('anticaptcha-key', 'v3-form-key'), {
@@ -220,7 +220,7 @@ test('reCAPTCHA v3 (api.js?render=): the action read from the page, the token po
 test("reCAPTCHA v3 found by its grecaptcha.execute call, asked for in the page's submit handler: the page's callback gets the solved token", { skip, timeout: 60_000 }, async () => {
   const r = await render(anticaptcha, '/v3/script');
   assert.equal(r.status, 200, r.text);
-  assert.equal(r.body.response.content, 'Welcome through v3-script');
+  assert.equal(r.body.response.content, 'Welcome\nWelcome through v3-script', 'the title, then the page');
   assert.equal(r.body.response.url, `${site.url()}/v3/script`);
   assert.equal(r.charged, 5);
   assert.deepEqual(taskFor('anticaptcha-key', 'v3-script-key'), {
@@ -236,7 +236,7 @@ test("reCAPTCHA v3 found by its grecaptcha.execute call, asked for in the page's
 test('reCAPTCHA v3 bound to a button (data-action, data-callback): solved as v3, the callback submits the token', { skip, timeout: 60_000 }, async () => {
   const r = await render(anticaptcha, '/v3/button');
   assert.equal(r.status, 200, r.text);
-  assert.equal(r.body.response.content, 'Welcome through v3-button');
+  assert.equal(r.body.response.content, 'Welcome\nWelcome through v3-button', 'the title, then the page');
   assert.equal(r.body.response.url, `${site.url()}/verify/v3-button`);
   assert.equal(r.charged, 5);
   assert.deepEqual(taskFor('anticaptcha-key', 'v3-button-key'), {
@@ -252,7 +252,7 @@ test('reCAPTCHA v3 bound to a button (data-action, data-callback): solved as v3,
 test('hCaptcha: h-captcha-response and g-recaptcha-response created in the form, filled and submitted', { skip, timeout: 60_000 }, async () => {
   const r = await render(anticaptcha, '/hcaptcha/form');
   assert.equal(r.status, 200, r.text);
-  assert.equal(r.body.response.content, 'Welcome through hc-form-key');
+  assert.equal(r.body.response.content, 'Welcome\nWelcome through hc-form-key', 'the title, then the page');
   assert.equal(r.body.response.url, `${site.url()}/verify/hc-form-key`);
   assert.equal(r.charged, 5);
   assert.deepEqual(taskFor('anticaptcha-key', 'hc-form-key'), { type: 'HCaptchaTaskProxyless', websiteURL: `${site.url()}/hcaptcha/form`, websiteKey: 'hc-form-key' });
@@ -262,7 +262,7 @@ test('hCaptcha: h-captcha-response and g-recaptcha-response created in the form,
 test('Turnstile in a form: the action and customer data sent to the solver, the token (solution.token) in cf-turnstile-response', { skip, timeout: 60_000 }, async () => {
   const r = await render(anticaptcha, '/turnstile/form');
   assert.equal(r.status, 200, r.text);
-  assert.equal(r.body.response.content, 'Welcome through turnstile-form');
+  assert.equal(r.body.response.content, 'Welcome\nWelcome through turnstile-form', 'the title, then the page');
   assert.equal(r.body.response.url, `${site.url()}/verify/turnstile-form`);
   assert.equal(r.charged, 5);
   assert.deepEqual(taskFor('anticaptcha-key', 'ts-form-key'), {
@@ -280,7 +280,7 @@ test('Turnstile in a form: the action and customer data sent to the solver, the 
 test('a widget with a data-callback and no form (Turnstile): the callback is called with the token', { skip, timeout: 60_000 }, async () => {
   const r = await render(anticaptcha, '/turnstile/callback');
   assert.equal(r.status, 200, r.text);
-  assert.equal(r.body.response.content, 'Welcome through turnstile-callback');
+  assert.equal(r.body.response.content, 'Welcome\nWelcome through turnstile-callback', 'the title, then the page');
   assert.equal(r.body.response.url, `${site.url()}/turnstile/callback`);
   assert.equal(r.charged, 5);
   assert.deepEqual(taskFor('anticaptcha-key', 'ts-callback-key'), {
@@ -301,7 +301,7 @@ test("CAPTCHA_SOLVER_FLAVOR=capsolver: CapSolver's task names and fields for v3,
     const before = site.log.filter((hit) => hit.path === `/verify/${entry.verify}`).length;
     const r = await render(capsolver, entry.path);
     assert.equal(r.status, 200, `${entry.path}: ${r.text}`);
-    assert.equal(r.body.response.content, `Welcome through ${entry.verify}`, entry.path);
+    assert.equal(r.body.response.content, `Welcome\nWelcome through ${entry.verify}`, entry.path);
     assert.equal(r.charged, 5, entry.path);
     assert.deepEqual(taskFor('capsolver-key', entry.key), { websiteURL: `${site.url()}${entry.path}`, websiteKey: entry.key, ...entry.task });
     const hits = site.log.filter((hit) => hit.path === `/verify/${entry.verify}`);

@@ -277,8 +277,8 @@ describe('output formats', () => {
 
   test('text', async () => {
     const r = await scrape({ url: `${base}/article`, format: 'text' });
-    // Text no longer starts with the title (issue 24): the title is in metadata.
-    assert.match(r.body.response.content, /^Every request holds its maximum cost/);
+    // Text holds what the Markdown holds (issue 40): the title, then the article; the title is in metadata too.
+    assert.match(r.body.response.content, /^How the meter works\nEvery request holds its maximum cost/);
     assert.equal(r.body.response.metadata.title, 'How the meter works');
     assert.ok(!r.body.response.content.includes('<p>'));
   });

@@ -1,5 +1,5 @@
 /**
- * A worker module for the task-process tests (test/unit/task-processes.test.ts): each task says
+ * A worker module for the task-process tests (test/integration/task-processes.test.ts): each task says
  * what the process should do with it.
  */
 export type FixtureTask =

@@ -147,3 +147,10 @@ test('a failure is a tool error with the message, every field error and the stat
   assert.equal((result.structuredContent as { status: number }).status, 422);
   assert.deepEqual(resultOf({}, { status: 502, body: '' }).content, [{ type: 'text', text: 'The API answered with no message. (HTTP 502)' }]);
 });
+
+test('a failure names what was expected and, for credits, the product, the credits needed and the balance', () => {
+  const invalid = resultOf({}, { status: 422, body: { message: 'The given data was invalid.', errors: { format: ['The selected format is invalid.'] }, expected: { format: 'one of: raw, text, markdown' } } });
+  assert.deepEqual(invalid.content, [{ type: 'text', text: 'The given data was invalid. (HTTP 422)\nformat: The selected format is invalid.\nformat: expected one of: raw, text, markdown' }]);
+  const credits = resultOf({}, { status: 403, body: { message: 'You do not have enough credits to perform this action.', product: 'scraping', required: 3, balance: 1 } });
+  assert.deepEqual(credits.content, [{ type: 'text', text: 'You do not have enough credits to perform this action. (HTTP 403)\nscraping: 3 credits needed, balance 1' }]);
+});

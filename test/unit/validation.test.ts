@@ -277,15 +277,17 @@ describe('every failure is reported, in rule order', () => {
     assert.deepEqual(await errorsOf(one('tag', [integer(), always]), { tag: 'x' }), { tag: ['The tag must be an integer.', 'The tag is also wrong.'] });
   });
 
-  test('cross-field refine runs only once every field passed', async () => {
+  test('cross-field refine runs beside the fields\' own rules; a field they refused keeps their messages', async () => {
     const schema: Schema = {
-      fields: { a: { rules: [integer()] }, b: { rules: [integer()] } },
+      fields: { a: { rules: [integer()] }, b: { rules: [integer()] }, c: { rules: [integer()] } },
       refine(input, errors) {
         if (input.a !== undefined && input.b !== undefined) errors.a = ['Only one of a and b may be given.'];
+        if (Array.isArray(input.list)) errors['list.0'] = ['The list.0 is wrong.'];
       },
     };
     assert.deepEqual(await errorsOf(schema, { a: 1, b: 2 }), { a: ['Only one of a and b may be given.'] });
     assert.deepEqual(await errorsOf(schema, { a: 'x', b: 2 }), { a: ['The a must be an integer.'] });
+    assert.deepEqual(await errorsOf(schema, { c: 'x', list: [1] }), { c: ['The c must be an integer.'], 'list.0': ['The list.0 is wrong.'] });
     assert.deepEqual(await errorsOf(schema, { a: 1 }), {});
   });
 });

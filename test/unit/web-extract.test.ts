@@ -121,9 +121,11 @@ describe('main content', () => {
     for (const line of ARTICLE) assert.ok(out.includes(line), `missing: ${line}`);
   });
 
-  test('text does not repeat the title; Markdown starts with it once', () => {
+  test('text and Markdown hold the same content: each starts with the title once', () => {
     const html = page(`${MENU}<article><h1>Council approves tram line</h1>${paragraphs(ARTICLE)}</article>`);
-    assert.ok(text(html).startsWith(ARTICLE[0]));
+    const plain = text(html);
+    assert.ok(plain.startsWith(`Council approves tram line\n${ARTICLE[0]}`), plain.slice(0, 80));
+    assert.equal(plain.split('Council approves tram line').length, 2, 'the title once in text');
     const md = markdown(html);
     assert.ok(md.startsWith('# Council approves tram line\n\n'), md.slice(0, 80));
     assert.equal(md.split('Council approves tram line').length, 2, 'the title once');

@@ -165,9 +165,12 @@ describe('output formats', () => {
 
   test('text keeps the article, one block a line', () => {
     const text = renderContent(page, 'https://site.example/blog/post', { format: 'text' });
-    // The heading that repeats the page's title is not text of the article: the title is in `metadata.title` (docs/web.md).
+    // The article's own heading comes first, once, as in the Markdown (docs/web.md).
     const [title, ...sections] = ARTICLE_HEADINGS;
-    assert.ok(!text.startsWith(title), 'text does not start with the title');
+    assert.ok(text.startsWith(`${title}\n`), 'text starts with the title, as the Markdown does');
+    assert.equal(text.split(title).length, 2, 'the title once');
+    const markdown = renderContent(page, 'https://site.example/blog/post', { format: 'markdown' });
+    assert.ok(markdown.startsWith(`# ${title}\n`), 'the Markdown starts with the same heading');
     for (const heading of sections) assert.match(text, new RegExp(`^${heading}$`, 'm'));
     for (const paragraph of ARTICLE_PARAGRAPHS) assert.ok(text.includes(paragraph));
     for (const chrome of CHROME_TEXTS) assert.ok(!text.includes(chrome), `"${chrome}" left out`);

@@ -122,7 +122,6 @@ export function readChainSettings(env: EnvReader): ChainCapabilitySettings {
     }
     const chainIdVariable = `CHAIN_ID_${envName(name)}`;
     const rpcChainId = definition.kind === 'evm' ? env.positiveInteger(chainIdVariable) : undefined;
-    if (definition.kind !== 'evm' && env.text(chainIdVariable) !== undefined) throw new ConfigError(`${chainIdVariable} is for EVM chains only.`, chainIdVariable);
     if (url === undefined) continue;
     chains[name] = {
       ...definition,

@@ -159,7 +159,7 @@ function render(document: DomDocument, pageUrl: string, options: { format: Exclu
   let root;
   let title = metadata.title ?? undefined;
   // The page's own heading is the title without the site's name, when the title holds it.
-  const heading = options.format === 'markdown' ? document.querySelector('h1')?.textContent?.replace(/\s+/g, ' ').trim() : undefined;
+  const heading = document.querySelector('h1')?.textContent?.replace(/\s+/g, ' ').trim();
   if (options.onlyMainContent) {
     const main = findMainContent(document, { articleBody: typeof articleBody === 'string' ? articleBody : undefined, stepsHtml: stepsHtml(described) });
     root = main.element;
@@ -168,21 +168,25 @@ function render(document: DomDocument, pageUrl: string, options: { format: Exclu
     removeNonContent(document, { hidden: false });
     root = bodyOf(document);
   }
-  if (options.format === 'text') return { content: blockText(root), metadata };
   if (heading && title !== undefined && comparable(heading) !== '' && comparable(title).includes(comparable(heading))) title = heading;
+  // Both formats hold the same content: the title on top when the content does not start with it.
+  if (options.format === 'text') return { content: withTitle(blockText(root), title, { mark: '', gap: '\n' }), metadata };
   return { content: withTitle(toMarkdown(root, { linksInline: options.linksInline }), title), metadata };
 }
 
 const comparable = (text: string) => text.replace(/[\s#*_`[\]()\\|:–—-]+/g, ' ').trim().toLowerCase();
 
-/** The title as an H1 on top, unless the Markdown already starts with it. */
-function withTitle(markdown: string, title: string | undefined): string {
-  if (title === undefined || comparable(title) === '') return markdown;
-  const firstLine = markdown.slice(0, markdown.indexOf('\n') === -1 ? undefined : markdown.indexOf('\n'));
+/**
+ * The title on top (an H1 in Markdown, a line of its own in text), unless the content already
+ * starts with it: a first line that is the title, or a Markdown heading that holds it or that it holds.
+ */
+function withTitle(content: string, title: string | undefined, { mark, gap } = { mark: '# ', gap: '\n\n' }): string {
+  if (title === undefined || comparable(title) === '') return content;
+  const firstLine = content.slice(0, content.indexOf('\n') === -1 ? undefined : content.indexOf('\n'));
   const start = comparable(firstLine);
   const wanted = comparable(title);
-  if (start !== '' && (start === wanted || (/^#{1,3} /.test(firstLine) && (wanted.includes(start) || start.includes(wanted))))) return markdown;
-  return markdown === '' ? `# ${title}` : `# ${title}\n\n${markdown}`;
+  if (start !== '' && (start === wanted || (/^#{1,3} /.test(firstLine) && (wanted.includes(start) || start.includes(wanted))))) return content;
+  return content === '' ? `${mark}${title}` : `${mark}${title}${gap}${content}`;
 }
 
 function resolve(href: string, base: string): URL | undefined {
