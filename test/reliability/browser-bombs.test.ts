@@ -19,6 +19,7 @@ import { startTestService, type TestService } from '../support/service.ts';
 import { auditMismatches, outstandingHolds } from '../support/reliability-harness.ts';
 import { chromiumTreeRss, startBombSite, watchChromiumPeak, type BombSite } from '../support/browser-bomb.ts';
 import { isBrowserAvailable } from '../../src/browser/index.ts';
+import { fileWatchdog } from '../support/health-watchdog.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const skip =
@@ -36,6 +37,7 @@ const START_BALANCE = 1000;
 const METRICS_TOKEN = 'browser-bombs-metrics-token';
 
 describe('browser bombs', { skip }, () => {
+  const watchdog = fileWatchdog('browser bombs');
   let service: TestService;
   let site: BombSite;
   let user: { id: number; token: string };
@@ -99,6 +101,7 @@ describe('browser bombs', { skip }, () => {
     user = await service.user({ scraping: START_BALANCE });
     // The browser is launched and warm: the baseline is a running browser.
     await assertRendersNormally();
+    watchdog.start(service.url);
   });
 
   after(async () => {
@@ -214,5 +217,9 @@ describe('browser bombs', { skip }, () => {
     assert.equal(await balance(), before - charged);
     assert.deepEqual(await auditMismatches(service), []);
     await assertRendersNormally();
+  });
+
+  test('no browser bomb stalled the event loop: /health answered within 1 s throughout (issue 33)', async () => {
+    await watchdog.assertClean();
   });
 });

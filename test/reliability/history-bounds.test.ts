@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { startTestService, type TestService } from '../support/service.ts';
 import { houseRuleViolation, runPool } from '../support/reliability-harness.ts';
 import { HISTORY_PARAMS_MAX_BYTES } from '../../src/history/params.ts';
+import { fileWatchdog } from '../support/health-watchdog.ts';
 
 const REQUESTS = 50;
 const UNKNOWN_FIELD_BYTES = 880 * 1024;
@@ -20,8 +21,11 @@ const PAGE_BOUND_BYTES = 100 * (HISTORY_PARAMS_MAX_BYTES + 512);
 
 let service: TestService;
 
+const watchdog = fileWatchdog('bounded history');
+
 before(async () => {
   service = await startTestService();
+  watchdog.start(service.url);
 });
 
 after(async () => {
@@ -79,4 +83,8 @@ test('rows stored before the summary (unbounded params) are cut when a page is r
   const params = page.body.data[0].params;
   assert.equal(params.url, 'https://example.com/');
   assert.match(params.padding, /^y{1000}…\[cut\]$/);
+});
+
+test('no hostile input of this file stalled the event loop: /health answered within 1 s throughout (issue 33)', async () => {
+  await watchdog.assertClean();
 });

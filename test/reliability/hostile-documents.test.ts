@@ -15,6 +15,7 @@ import { startTestService, type TestService } from '../support/service.ts';
 import { encryptedPdf } from '../support/pdf-fixtures.ts';
 import { pngClaimingSize } from '../support/image-fixtures.ts';
 import { historyRow, houseRuleViolation, outstandingHolds, auditMismatches, rssMb, startDocumentUpstream } from '../support/reliability-harness.ts';
+import { fileWatchdog } from '../support/health-watchdog.ts';
 
 /** Decoded size of the gzip bombs: 4× the PDF cap (50 MB), 100× the wire size. */
 const BOMB_DECODED_MB = 200;
@@ -25,6 +26,8 @@ let service: TestService;
 let upstream: Awaited<ReturnType<typeof startDocumentUpstream>>;
 let user: { id: number; token: string };
 const figures: Record<string, number> = {};
+
+const watchdog = fileWatchdog('hostile documents');
 
 before(async () => {
   upstream = await startDocumentUpstream({ gzipDecodedMb: BOMB_DECODED_MB });
@@ -38,6 +41,7 @@ before(async () => {
     OUTBOUND_HEADERS_TIMEOUT_MS: '2000',
   });
   user = await service.user({ extraction: 1000 });
+  watchdog.start(service.url);
 });
 
 after(async () => {
@@ -160,4 +164,8 @@ test('afterwards: no hold left, the ledger audit clean, and a normal PDF still a
   assert.equal(r.charged, 1);
   assert.equal(await outstandingHolds(service), 0);
   assert.deepEqual(await auditMismatches(service), []);
+});
+
+test('no hostile input of this file stalled the event loop: /health answered within 1 s throughout (issue 33)', async () => {
+  await watchdog.assertClean();
 });

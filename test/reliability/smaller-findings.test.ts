@@ -20,6 +20,7 @@ import { startTestService, type TestService } from '../support/service.ts';
 import { historyRow, houseRuleViolation, readAnswer } from '../support/reliability-harness.ts';
 import { REBIND_NAME, startCanary, startRebindingDns } from '../support/rebinding-dns.ts';
 import { createOutboundClient } from '../../src/outbound/client.ts';
+import { fileWatchdog } from '../support/health-watchdog.ts';
 
 /** One raw HTTP/1.1 request, so any method and framing can be sent; answers the status and body. */
 function rawRequest(url: string, method: string, path: string, extraHeaders: string): Promise<{ status: number; body: string; requestId: boolean }> {
@@ -38,6 +39,7 @@ function rawRequest(url: string, method: string, path: string, extraHeaders: str
 }
 
 describe('the service as the red team met it', () => {
+  const watchdog = fileWatchdog('the red team\'s smaller findings');
   let service: TestService;
   let page: http.Server;
   let pageUrl: string;
@@ -53,6 +55,7 @@ describe('the service as the red team met it', () => {
     await new Promise((resolve) => probe.close(resolve));
     // The integration tests' setting: loopback exempted on every port, so loopback fakes are reached.
     service = await startTestService({ OUTBOUND_ALLOW_HOSTS: '127.0.0.1,localhost', METRICS_PORT: String(metricsPort) });
+    watchdog.start(service.url);
   });
 
   after(async () => {
@@ -139,6 +142,10 @@ describe('the service as the red team met it', () => {
       }
       assert.equal(await service.services.ledger.balance(user.id, 'scraping'), balance);
     }
+  });
+
+  test('no request of these findings stalled the event loop: /health answered within 1 s throughout (issue 33)', async () => {
+    await watchdog.assertClean();
   });
 });
 

@@ -99,3 +99,20 @@ export async function withoutStall<T>(baseUrl: string, what: string, work: () =>
   assertNoStall(await watchdog.stop(), what);
   return result;
 }
+
+/**
+ * The watchdog over a whole test file: `start` at the end of its `before` (fixtures built in the
+ * test process before then would read as stalls), `assertClean` in its last test.
+ */
+export function fileWatchdog(what: string): { start(baseUrl: string): void; assertClean(): Promise<void> } {
+  let watchdog: HealthWatchdog | undefined;
+  return {
+    start(baseUrl) {
+      watchdog = watchHealth(baseUrl);
+    },
+    async assertClean() {
+      assert.ok(watchdog, `${what}: the watchdog was never started`);
+      assertNoStall(await watchdog.stop(), what);
+    },
+  };
+}
