@@ -15,7 +15,8 @@ const isRow = (value: unknown): value is Row => typeof value === 'object' && val
 /** A value as one line: text as is, nothing as empty, lists and objects as compact JSON. */
 function cellText(value: unknown): string {
   if (value === null || value === undefined) return '';
-  if (typeof value === 'string') return value.replace(/\s*\n\s*/g, ' ');
+  // A run of white space holding a line break becomes one space (`/\s*\n\s*/` is quadratic on long runs).
+  if (typeof value === 'string') return value.replace(/\s+/g, (run) => (run.includes('\n') ? ' ' : run));
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
   return JSON.stringify(value);
 }
