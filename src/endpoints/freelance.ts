@@ -193,8 +193,10 @@ export const freelanceSearchEndpoint = defineEndpoint({
         upstream,
       ),
     );
+    // The API's count says whether more follow (it may list fewer than asked on a page that is
+    // not the last); without one, a full page may have a next.
     const next = offset + page.projects.length;
-    const more = page.projects.length >= input.limit && (page.total === null || next < page.total);
+    const more = page.projects.length > 0 && (page.total === null ? page.projects.length >= input.limit : next < page.total);
     return {
       body: {
         response: page.projects,
