@@ -2,6 +2,7 @@
 import { httpErrors } from '../core/errors.ts';
 import { between, custom, email, integer, min, required, string } from '../validation/rules.ts';
 import { defineEndpoint } from '../pipeline/endpoint.ts';
+import { EMAIL_TAKEN_MESSAGE } from '../accounts/store.ts';
 import { RequestsResponse, UserResponse } from './responses.ts';
 
 const userExample = {
@@ -56,7 +57,7 @@ export const patchMe = defineEndpoint({
   // reported even when the e-mail is also malformed.
   async afterValidation({ input, user, services }, errors) {
     const email = typeof input.email === 'string' ? input.email.trim() : '';
-    if (email && (await services.accounts.emailTaken(email, user.id))) (errors.email ??= []).push('The email has already been taken.');
+    if (email && (await services.accounts.emailTaken(email, user.id))) (errors.email ??= []).push(EMAIL_TAKEN_MESSAGE);
     const secretKey = input.secret_key;
     if (typeof secretKey === 'string' && secretKey !== '' && !(await services.accounts.checkSecretKey(user.id, secretKey))) {
       (errors.secret_key ??= []).push('The secret key is incorrect.');
@@ -67,7 +68,7 @@ export const patchMe = defineEndpoint({
       await services.accounts.updateEmail(user.id, input.email);
     } catch (error) {
       // Taken by another account between the check and the update (unique index).
-      if ((error as { code?: string }).code === '23505') throw httpErrors.fieldInvalid('email', 'The email has already been taken.');
+      if ((error as { code?: string }).code === '23505') throw httpErrors.fieldInvalid('email', EMAIL_TAKEN_MESSAGE);
       throw error;
     }
     const view = await services.accounts.view(user.id);

@@ -11,7 +11,7 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import type { FieldErrors } from '../core/errors.ts';
 import type { Fields, InputOf, Schema } from '../validation/schema.ts';
 import type { Product } from '../credits/products.ts';
-import type { Operation } from '../credits/prices.ts';
+import { OPERATION_DEFAULTS, type Operation, type PriceTable } from '../credits/prices.ts';
 import type { AuthenticatedUser } from '../accounts/store.ts';
 import type { Services } from '../services.ts';
 import type { CallContext } from '../adapters/kit/types.ts';
@@ -95,6 +95,18 @@ export interface PriceText {
   price(operation: Operation): number;
   /** The same as words: "3 credits", "1 credit". */
   credits(operation: Operation): string;
+}
+
+/** The price table as descriptions quote it; an operation the table lacks is quoted at its default. */
+export function priceText(table: PriceTable): PriceText {
+  const price = (operation: Operation) => table[operation] ?? OPERATION_DEFAULTS[operation];
+  return {
+    price,
+    credits: (operation) => {
+      const credits = price(operation);
+      return `${credits} credit${credits === 1 ? '' : 's'}`;
+    },
+  };
 }
 
 interface RowShape<I, F extends Fields, S extends TSchema> {
