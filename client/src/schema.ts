@@ -958,7 +958,7 @@ export interface paths {
         put?: never;
         /**
          * The URLs of a site
-         * @description Lists the site's URLs from its start page's links and its sitemaps (robots.txt `Sitemap:` lines and /sitemap.xml, index files followed), without fetching the pages: same host only (`www.` included), any subdomain with include_subdomains; canonical (no fragment, no tracking parameters) and each once. Answers within about 30 seconds with what was read by then. Costs 1 credit; a site where neither the start page nor a sitemap can be read is a free 502.
+         * @description Lists the site's URLs from its start page's links and its sitemaps (robots.txt `Sitemap:` lines and /sitemap.xml, index files followed), without fetching the pages: same host only (`www.` included), any subdomain with include_subdomains; canonical (no fragment, no tracking parameters) and each once; what robots.txt disallows for the crawler is left out, unless ignore_robots (where the operator allows it). Answers within about 30 seconds with what was read by then. Costs 1 credit; a site where neither the start page nor a sitemap can be read, or whose robots.txt cannot be read, is a free 502.
          *
          *     Billed to the **scraping** balance, only on success.
          */
@@ -4761,7 +4761,7 @@ export interface operations {
                      *       "https://example.org/"
                      *     ]
                      */
-                    urls: unknown[];
+                    urls: string[];
                     /**
                      * @description POSTed a signed event (docs/webhooks.md) at each of `events` (default: all of started, page, completed, failed). The URL must be public when each event is delivered.
                      * @example {
@@ -6060,7 +6060,7 @@ export interface operations {
                      *       "^/docs/archive/"
                      *     ]
                      */
-                    exclude_paths?: unknown[];
+                    exclude_paths?: string[];
                     /**
                      * @description Each page as `markdown` (main content), `text`, or `raw` HTML.
                      * @default markdown
@@ -6073,7 +6073,7 @@ export interface operations {
                      *       "^/docs/"
                      *     ]
                      */
-                    include_paths?: unknown[];
+                    include_paths?: string[];
                     /**
                      * @description Pages delivered at most.
                      * @default 100
@@ -7867,6 +7867,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /**
+                     * @description List the URLs robots.txt disallows for the crawler too. Only where the operator allows it (ALLOW_IGNORE_ROBOTS); elsewhere `true` is a 422.
+                     * @default false
+                     */
+                    ignore_robots?: boolean;
                     /**
                      * @description Count any subdomain of the URL's registrable domain as the site.
                      * @default false

@@ -8,7 +8,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { httpErrors, type FieldErrors } from '../core/errors.ts';
-import { between, custom, httpUrlOrNull, integer, isAbsent, min, oneOf, required, string } from '../validation/rules.ts';
+import { between, custom, httpUrlOrNull, integer, isAbsent, min, oneOf, required, string, stringList } from '../validation/rules.ts';
 import { defineEndpoint } from '../pipeline/endpoint.ts';
 import { CHAIN_NAMES, CHAINS, MAX_CONFIRMATIONS, type ChainName } from '../adapters/chain/chains.ts';
 import { ChainCallError } from '../adapters/chain/client.ts';
@@ -21,7 +21,6 @@ export const MONITOR_LIMITS = { maxAddresses: 100, eventsPerPage: 100 } as const
 /** `min_value`: base units, a whole number that fits 256 bits. */
 const MIN_VALUE = /^\d{1,78}$/;
 
-const list = () => custom('array', (value) => Array.isArray(value), (attr) => `The ${attr} must be an array.`, { describe: (s) => void Object.assign(s, { type: 'array', items: { type: 'string' } }) });
 const minValueRule = custom(
   'min_value',
   (value) => (typeof value === 'string' && MIN_VALUE.test(value.trim())) || (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0),
@@ -108,7 +107,7 @@ export const createMonitorEndpoint = defineEndpoint({
   schema: {
     fields: {
       chain: { rules: [required(), string(), oneOf(CHAIN_NAMES)], example: 'ethereum' },
-      addresses: { rules: [required(), list(), between(1, MONITOR_LIMITS.maxAddresses)], description: 'Addresses in the chain’s own format.', example: monitorExample.addresses },
+      addresses: { rules: [required(), stringList(), between(1, MONITOR_LIMITS.maxAddresses)], description: 'Addresses in the chain’s own format.', example: monitorExample.addresses },
       webhook_url: { rules: [required(), string()], description: 'Where events are POSTed: http(s), a public address when each event is delivered.', example: monitorExample.webhook_url },
       asset: { rules: [string(), oneOf(MONITOR_ASSETS)], default: 'all', description: '`native` (the chain’s coin), `token` (ERC-20) or `all`.' },
       min_value: { rules: [minValueRule], description: 'Smallest transfer value matched, in base units. Default 0.', example: '1000000' },
@@ -132,7 +131,7 @@ export const createMonitorEndpoint = defineEndpoint({
     const kind = CHAINS[chain].kind;
     const addresses: string[] = [];
     const keys: string[] = [];
-    for (const [index, raw] of (input.addresses as string[]).entries()) {
+    for (const [index, raw] of input.addresses.entries()) {
       // The configured network's form (a testnet address on a mainnet node is refused here).
       const address = normalizeAddress(client.info, raw.trim());
       if (address === null) throw httpErrors.fieldInvalid(`addresses.${index}`, addressMessage(chain, index));

@@ -6,7 +6,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { httpErrors, type FieldErrors } from '../core/errors.ts';
-import { between, boolean, custom, httpUrlOrNull, integer, isAbsent, min, object, oneOf, publicAddress, required, string, url } from '../validation/rules.ts';
+import { between, boolean, custom, httpUrlOrNull, integer, isAbsent, min, object, oneOf, publicAddress, required, string, stringList, url } from '../validation/rules.ts';
 import { OUTPUT_FORMATS } from '../adapters/web/index.ts';
 import { compilePathPatterns } from '../adapters/site/urls.ts';
 import { defineEndpoint, type EndpointContext } from '../pipeline/endpoint.ts';
@@ -19,8 +19,6 @@ export const CRAWL_LIMITS = { maxPages: 10_000, defaultPages: 100, maxDepth: 20,
 /** Pages of results per answer, and the content they may add up to before `next` takes over. */
 const RESULTS_PER_PAGE = 100;
 const RESULTS_MAX_BYTES = 10 * 1024 * 1024;
-
-const list = () => custom('array', (value) => Array.isArray(value), (attr) => `The ${attr} must be an array.`, { describe: (s) => void (s.type = 'array') });
 
 const webhookShape = custom('webhook', () => true, '', {
   describe: (schema) =>
@@ -132,8 +130,8 @@ export const crawlEndpoint = defineEndpoint({
       url: { rules: [required(), string(), url(), publicAddress()], example: 'https://example.com/docs/' },
       limit: { rules: [integer(), between(1, CRAWL_LIMITS.maxPages)], default: CRAWL_LIMITS.defaultPages, description: 'Pages delivered at most.' },
       max_depth: { rules: [integer(), between(0, CRAWL_LIMITS.maxDepth)], default: CRAWL_LIMITS.defaultDepth, description: 'Link hops from the start page (sitemap URLs count as one hop).' },
-      include_paths: { rules: [list()], description: 'Regular expressions: only URLs whose path matches one of them are crawled (the start page is always fetched).', example: ['^/docs/'] },
-      exclude_paths: { rules: [list()], description: 'Regular expressions: URLs whose path matches any of them are not crawled.', example: ['^/docs/archive/'] },
+      include_paths: { rules: [stringList()], description: 'Regular expressions: only URLs whose path matches one of them are crawled (the start page is always fetched).', example: ['^/docs/'] },
+      exclude_paths: { rules: [stringList()], description: 'Regular expressions: URLs whose path matches any of them are not crawled.', example: ['^/docs/archive/'] },
       allow_subdomains: { rules: [boolean()], default: false, description: "Follow links to any subdomain of the URL's registrable domain." },
       sitemap: { rules: [string(), oneOf(['include', 'skip', 'only'] as const)], default: 'include', description: '`include` the sitemaps’ URLs, `skip` them, or crawl `only` them (no link following).' },
       format: formatField,
@@ -157,8 +155,8 @@ export const crawlEndpoint = defineEndpoint({
       url: input.url.trim(),
       limit: input.limit,
       max_depth: input.max_depth,
-      include_paths: (input.include_paths as string[] | undefined) ?? [],
-      exclude_paths: (input.exclude_paths as string[] | undefined) ?? [],
+      include_paths: input.include_paths ?? [],
+      exclude_paths: input.exclude_paths ?? [],
       allow_subdomains: input.allow_subdomains,
       sitemap: input.sitemap,
       format: input.format,
@@ -181,7 +179,7 @@ export const batchEndpoint = defineEndpoint({
   objectBody: true,
   schema: {
     fields: {
-      urls: { rules: [required(), list(), between(1, CRAWL_LIMITS.maxBatchUrls)], description: 'Absolute http(s) URLs.', example: ['https://example.com/', 'https://example.org/'] },
+      urls: { rules: [required(), stringList(), between(1, CRAWL_LIMITS.maxBatchUrls)], description: 'Absolute http(s) URLs.', example: ['https://example.com/', 'https://example.org/'] },
       format: formatField,
       links: linksField,
       webhook: webhookField,
@@ -200,7 +198,7 @@ export const batchEndpoint = defineEndpoint({
   success: { status: 201, description: 'The batch is queued.', schema: JobCreated, example: { id: jobViewExample.id, status: 'queued', url: `https://api.example.com/v1/batch/${jobViewExample.id}` } },
   errors: [403],
   async handler({ input, services, user, requestId, routeUrl, meter }) {
-    const urls = (input.urls as string[]).map((value) => value.trim());
+    const urls = input.urls.map((value) => value.trim());
     await requireOnePage(meter);
     const row = await services.jobs.create({
       kind: 'batch',
