@@ -11,7 +11,7 @@ import type { CallContext, CallOutcome } from '../kit/types.ts';
 import { jobsAdapter, projectAdapter, searchAdapter } from './requests.ts';
 import { isProjectPage } from './parse.ts';
 import { SkillCatalogue } from './skills.ts';
-import type { ProjectDetail, ProjectRef, ProjectType, SearchPage, SearchSort } from './types.ts';
+import type { ProjectDetail, ProjectRef, SearchPage, SearchParams } from './types.ts';
 
 /** What the endpoints act on: a value, "does not exist" (404), unknown skill names (422), or "could not ask" (502). */
 export type FreelanceOutcome<T> =
@@ -30,15 +30,9 @@ export interface FreelanceClientOptions {
   now?: () => number;
 }
 
-export interface FreelanceSearch {
-  query: string;
+/** A search as the endpoint asks it: skill names, which the client resolves to the job ids the API filters by. */
+export interface FreelanceSearch extends Omit<SearchParams, 'jobIds'> {
   skills: readonly string[];
-  minBudget?: number;
-  maxBudget?: number;
-  projectType?: ProjectType;
-  sort: SearchSort;
-  limit: number;
-  offset: number;
 }
 
 /** Adds the account's token to every request. */

@@ -3,6 +3,7 @@
  * newer view models with their entity mutations), survives missing fields, and answers `changed`
  * for a document it cannot place, never a value full of nulls.
  */
+import { decodeEntities } from '../kit/html.ts';
 import type { ParseOutcome, UpstreamResponse } from '../kit/types.ts';
 import {
   arrayAt,
@@ -277,17 +278,6 @@ export function readNext(json: Json): Outcome<NextInfo> {
 export const parseNext = (response: UpstreamResponse): Outcome<NextInfo> => withDocument(response, readNext);
 
 // ---------------------------------------------------------------- transcripts (timedtext)
-
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0' };
-function decodeEntities(text: string): string {
-  return text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, name: string) => {
-    if (name[0] === '#') {
-      const code = name[1] === 'x' || name[1] === 'X' ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
-      return Number.isFinite(code) && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
-    }
-    return ENTITIES[name.toLowerCase()] ?? whole;
-  });
-}
 
 const seconds = (ms: number) => Math.round(ms) / 1000;
 const cleanText = (text: string) => text.replace(/\s+/g, ' ').trim();

@@ -11,6 +11,7 @@ import { getAddress } from 'viem';
 import type { Adapter, ParseOutcome } from '../../kit/types.ts';
 import { jsonOrUndefined } from '../../kit/decode.ts';
 import { isoSeconds, positionOf } from './shapes.ts';
+import type { Transfer } from '../types.ts';
 
 export interface ExplorerQuery {
   chainId: number;
@@ -22,21 +23,13 @@ export interface ExplorerQuery {
   key?: string;
 }
 
-/** One entry of either list, as the client merges them. */
-export interface ExplorerEntry {
+/** One entry of either list, as the client merges them: a transfer's fields, its asset's apart. */
+export interface ExplorerEntry extends Pick<Transfer, 'hash' | 'block_number' | 'timestamp' | 'from' | 'to' | 'value' | 'fee' | 'status'> {
   kind: 'native' | 'erc20';
-  hash: string;
-  block_number: number;
-  timestamp: string;
-  from: string;
-  to: string;
-  value: string;
   contract: string | null;
   symbol: string | null;
   decimals: number | null;
   name: string | null;
-  fee: string | null;
-  status: 'success' | 'failed';
   position: number;
 }
 
@@ -94,46 +87,46 @@ function request(action: string, query: ExplorerQuery, baseUrl: string) {
   };
 }
 
-export function readTxlistRow(row: Record<string, string>): ExplorerEntry {
+/** What a row of either list says alike: its transaction and block, the sender, the value, and the fee the sender paid. */
+function rowTransfer(row: Record<string, string>) {
   const gasUsed = row.gasUsed && /^\d+$/.test(row.gasUsed) ? BigInt(row.gasUsed) : null;
   const gasPrice = row.gasPrice && /^\d+$/.test(row.gasPrice) ? BigInt(row.gasPrice) : null;
-  const failed = row.isError === '1' || row.txreceipt_status === '0';
   return {
-    kind: 'native',
     hash: row.hash ?? '',
     block_number: int(row.blockNumber, 'blockNumber'),
     timestamp: isoSeconds(int(row.timeStamp, 'timeStamp')),
     from: address(row.from),
+    value: BigInt(row.value ?? '0').toString(),
+    fee: gasUsed !== null && gasPrice !== null ? (gasUsed * gasPrice).toString() : null,
+  };
+}
+
+export function readTxlistRow(row: Record<string, string>): ExplorerEntry {
+  const failed = row.isError === '1' || row.txreceipt_status === '0';
+  return {
+    kind: 'native',
+    ...rowTransfer(row),
     // A contract creation has no recipient: the new contract is it.
     to: row.to ? address(row.to) : address(row.contractAddress),
-    value: BigInt(row.value ?? '0').toString(),
     contract: null,
     symbol: null,
     decimals: null,
     name: null,
-    fee: gasUsed !== null && gasPrice !== null ? (gasUsed * gasPrice).toString() : null,
     status: failed ? 'failed' : 'success',
     position: positionOf(txIndex(row), null),
   };
 }
 
 export function readTokentxRow(row: Record<string, string>): ExplorerEntry {
-  const gasUsed = row.gasUsed && /^\d+$/.test(row.gasUsed) ? BigInt(row.gasUsed) : null;
-  const gasPrice = row.gasPrice && /^\d+$/.test(row.gasPrice) ? BigInt(row.gasPrice) : null;
   const decimals = row.tokenDecimal !== undefined && /^\d+$/.test(row.tokenDecimal) ? Number(row.tokenDecimal) : null;
   return {
     kind: 'erc20',
-    hash: row.hash ?? '',
-    block_number: int(row.blockNumber, 'blockNumber'),
-    timestamp: isoSeconds(int(row.timeStamp, 'timeStamp')),
-    from: address(row.from),
+    ...rowTransfer(row),
     to: address(row.to),
-    value: BigInt(row.value ?? '0').toString(),
     contract: address(row.contractAddress),
     symbol: row.tokenSymbol || null,
     decimals,
     name: row.tokenName || null,
-    fee: gasUsed !== null && gasPrice !== null ? (gasUsed * gasPrice).toString() : null,
     status: 'success',
     position: positionOf(txIndex(row), row.logIndex !== undefined && /^\d+$/.test(row.logIndex) ? Number(row.logIndex) : 0),
   };
