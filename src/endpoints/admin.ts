@@ -8,6 +8,7 @@
  * A filter that is present must be a real one, and routes that act on many rows refuse fields they
  * do not take: a malformed script gets a 422, never an operation widened to every user.
  */
+import type { Static, TSchema } from '@sinclair/typebox';
 import { HttpError, httpErrors, type FieldErrors } from '../core/errors.ts';
 import { custom, email, integer, isBlank, max, min, oneOf, required, string } from '../validation/rules.ts';
 import { attributeName, field, type Fields, type InputOf } from '../validation/schema.ts';
@@ -76,9 +77,10 @@ export function prohibitUnknownFields(fields: Fields) {
 
 /**
  * One admin row, declared with `defineEndpoint` so that its handler's input is typed from its
- * fields, answered by an operation whose failures become HTTP answers.
+ * fields (and its answer from `schema`, when given), answered by an operation whose failures
+ * become HTTP answers.
  */
-function admin<const F extends Fields>(row: {
+export function admin<const F extends Fields, S extends TSchema = TSchema>(row: {
   method: HttpMethod;
   path: string;
   summary: string;
@@ -92,13 +94,18 @@ function admin<const F extends Fields>(row: {
    */
   manyRows?: boolean;
   status?: number;
+  /** What the success answer is (default: the summary), its schema and an example. */
+  answer?: string;
+  schema?: S;
   example?: unknown;
   errors?: number[];
-  handler(context: { input: InputOf<F>; stores: OperationStores }): Promise<unknown>;
+  /** An unknown id is worded as the user's own routes word it (`Not found.`), not with the operation's message. */
+  ownRouteNotFound?: boolean;
+  handler(context: { input: InputOf<F>; stores: OperationStores }): Promise<Static<S>>;
 }): Endpoint {
   const status = row.status ?? 200;
   const input = row.input ?? (row.method === 'GET' || row.method === 'DELETE' ? 'query' : 'body');
-  return defineEndpoint<F>({
+  return defineEndpoint<F, S>({
     method: row.method,
     path: row.path,
     summary: row.summary,
@@ -110,15 +117,12 @@ function admin<const F extends Fields>(row: {
     schema: { fields: row.fields },
     access: 'owner',
     history: false,
-    success: { status, description: row.summary, example: row.example },
+    success: { status, description: row.answer ?? row.summary, example: row.example, schema: row.schema },
     errors: row.errors,
     ...(row.manyRows ? { afterValidation: prohibitUnknownFields(row.fields) } : {}),
     async handler(context) {
-      try {
-        return { status, body: await row.handler({ input: context.input, stores: context.services.operations }) };
-      } catch (error) {
-        throw error instanceof OperationError ? toHttpError(error) : error;
-      }
+      const body = await operationAnswer(() => row.handler({ input: context.input, stores: context.services.operations }), { ownRouteNotFound: row.ownRouteNotFound });
+      return { status, body };
     },
   });
 }
