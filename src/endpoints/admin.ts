@@ -8,7 +8,7 @@
  * A filter that is present must be a real one, and routes that act on many rows refuse fields they
  * do not take: a malformed script gets a 422, never an operation widened to every user.
  */
-import type { Static, TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { HttpError, httpErrors, type FieldErrors } from '../core/errors.ts';
 import { custom, email, integer, isBlank, max, min, oneOf, required, string } from '../validation/rules.ts';
 import { attributeName, field, type Fields, type InputOf } from '../validation/schema.ts';
@@ -125,6 +125,62 @@ export function admin<const F extends Fields, S extends TSchema = TSchema>(row: 
       return { status, body };
     },
   });
+}
+
+/** The schemas of the record rows: one of `values`, a value or null, a timestamp. */
+export const literals = <const T extends readonly string[]>(values: T, description: string) => Type.Union(values.map((value) => Type.Literal(value)), { description });
+export const nullable = <T extends TSchema>(schema: T, description: string) => Type.Union([schema, Type.Null()], { description });
+export const timestamp = Type.String({ description: 'ISO 8601 UTC with microseconds.', examples: ['2026-11-22T10:15:30.123000Z'] });
+
+/** How one event's delivery went (`DeliveryAttempts`), as the record rows list deliveries. */
+export const deliveryAttempts = {
+  attempts: Type.Integer(),
+  last_status: nullable(Type.Integer(), "The receiver's HTTP status at the last attempt; null when none answered."),
+  last_error: nullable(Type.String(), 'Why the last attempt failed.'),
+  created_at: timestamp,
+  delivered_at: nullable(timestamp, 'Null until delivered.'),
+};
+
+/**
+ * The two read rows of one kind of record every user has (jobs, wallet monitors):
+ * `GET <path>` lists them, newest first, as `{"data": [...]}` (its filters; a field it does not
+ * take is a 422), and `GET <path>/{<key>}` shows one as `{"<key>": {...}}` (404 `Not found.`).
+ */
+export function adminRecordRows<const L extends Fields, const O extends Fields>(rows: {
+  path: string;
+  key: string;
+  list: { summary: string; description: string; fields: L; answer: string; row: TSchema; example: unknown; read(stores: OperationStores, input: InputOf<L>): Promise<unknown[]> };
+  show: { summary: string; description: string; fields: O; answer: string; detail: TSchema; example: unknown; read(stores: OperationStores, input: InputOf<O>): Promise<unknown> };
+}): Endpoint[] {
+  const { path, key, list, show } = rows;
+  return [
+    admin({
+      method: 'GET',
+      path,
+      summary: list.summary,
+      description: list.description,
+      fields: list.fields,
+      manyRows: true,
+      answer: list.answer,
+      schema: Type.Object({ data: Type.Array(list.row) }),
+      example: { data: [list.example] },
+      errors: [404],
+      handler: async ({ input, stores }) => ({ data: await list.read(stores, input) }),
+    }),
+    admin({
+      method: 'GET',
+      path: `${path}/{${key}}`,
+      summary: show.summary,
+      description: show.description,
+      fields: show.fields,
+      answer: show.answer,
+      schema: Type.Object({ [key]: show.detail }),
+      example: { [key]: show.example },
+      errors: [404],
+      ownRouteNotFound: true,
+      handler: async ({ input, stores }) => ({ [key]: await show.read(stores, input) }),
+    }),
+  ];
 }
 
 const userExample = { id: 2, name: 'Ada', email: 'ada@example.com', stripe_customer: null, created_at: '2026-11-22T10:15:30.123456Z' };
