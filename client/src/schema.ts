@@ -1816,7 +1816,7 @@ export interface operations {
                             confirmations: number;
                             /**
                              * @description ISO 8601 UTC with microseconds.
-                             * @example 2026-11-26T10:00:00.123000Z
+                             * @example 2026-11-22T10:15:30.123000Z
                              */
                             created_at: string;
                             /** @description The first block it watches. */
@@ -1829,7 +1829,7 @@ export interface operations {
                             status: "active" | "paused_no_credits" | "paused";
                             /**
                              * @description ISO 8601 UTC with microseconds.
-                             * @example 2026-11-26T10:00:00.123000Z
+                             * @example 2026-11-22T10:15:30.123000Z
                              */
                             updated_at: string;
                             /** @description The user the monitor belongs to. */
@@ -1957,7 +1957,7 @@ export interface operations {
                             confirmations: number;
                             /**
                              * @description ISO 8601 UTC with microseconds.
-                             * @example 2026-11-26T10:00:00.123000Z
+                             * @example 2026-11-22T10:15:30.123000Z
                              */
                             created_at: string;
                             /** @description Its events by delivery state (kept 7 days). */
@@ -1979,7 +1979,7 @@ export interface operations {
                                 attempts: number;
                                 /**
                                  * @description ISO 8601 UTC with microseconds.
-                                 * @example 2026-11-26T10:00:00.123000Z
+                                 * @example 2026-11-22T10:15:30.123000Z
                                  */
                                 created_at: string;
                                 /** @description Null until delivered. */
@@ -1999,7 +1999,7 @@ export interface operations {
                             status: "active" | "paused_no_credits" | "paused";
                             /**
                              * @description ISO 8601 UTC with microseconds.
-                             * @example 2026-11-26T10:00:00.123000Z
+                             * @example 2026-11-22T10:15:30.123000Z
                              */
                             updated_at: string;
                             /** @description The user the monitor belongs to. */
