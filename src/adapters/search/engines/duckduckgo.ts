@@ -10,12 +10,12 @@
  * costs a few lines and lets the same adapter read either page.
  */
 import type { CheerioAPI } from 'cheerio';
-import type { SerpOutcome, SearchLanguage, SearchParams, SearchResult, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import type { SearchLanguage, SearchParams, SearchResult, UpstreamRequest } from '../types.ts';
 import { defineEngine } from '../types.ts';
 import type { RequestContext } from '../../kit/types.ts';
-import { pageTextReader, resolveLink, textOf } from '../../kit/html.ts';
+import { resolveLink, textOf } from '../../kit/html.ts';
 import { buildUrl, cookieHeader, formBody } from '../../kit/request.ts';
-import { browserHeaders, isEngineUrl, letterTimeFilter, openPage, pageVerdict, pushResult } from './serp.ts';
+import { browserHeaders, serpParser, isEngineUrl, letterTimeFilter, pushResult } from './serp.ts';
 
 /** The regions of DuckDuckGo's region selector: "<region>-<language>". */
 const REGIONS = [
@@ -128,15 +128,12 @@ function parseLiteLayout($: CheerioAPI, pageUrl: string): SearchResult[] {
   return results;
 }
 
-function parse(response: UpstreamResponse): SerpOutcome {
-  const page = openPage(response);
-  if ('blocked' in page) return page.blocked;
-  const { $ } = page;
-  const isLite = $('a.result-link').length > 0;
-  const results = isLite ? parseLiteLayout($, response.url) : parseHtmlLayout($, response.url);
-
-  const pageText = pageTextReader($);
-  return pageVerdict($, response, results, {
+const parse = serpParser(
+  ($, response, results) => {
+    const isLite = $('a.result-link').length > 0;
+    results.push(...(isLite ? parseLiteLayout($, response.url) : parseHtmlLayout($, response.url)));
+  },
+  ($, response, pageText) => ({
     blockReason: () => {
       if ($('.anomaly-modal, .anomaly-modal__modal, form#challenge-form, form[action*="anomaly" i]').length > 0) {
         return 'DuckDuckGo anomaly challenge';
@@ -147,7 +144,7 @@ function parse(response: UpstreamResponse): SerpOutcome {
       return undefined;
     },
     hasNoResultsMarker: () => $('.no-results, .result--no-result').length > 0,
-  });
-}
+  }),
+);
 
 export const duckduckgo = defineEngine({ name: 'duckduckgo', via: 'http', baseUrl: 'https://html.duckduckgo.com', buildRequest, parse });
