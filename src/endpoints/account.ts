@@ -1,7 +1,7 @@
 /** Account endpoints (docs/spec/contract.md §2, §4): profile and balances, e-mail change, request history. */
 import { httpErrors } from '../core/errors.ts';
 import { between, custom, email, integer, min, required, string } from '../validation/rules.ts';
-import { defineEndpoint } from '../pipeline/endpoint.ts';
+import { defineEndpoint, type HandlerServices } from '../pipeline/endpoint.ts';
 import { EMAIL_TAKEN_MESSAGE } from '../accounts/store.ts';
 import { RequestsResponse, UserResponse } from './responses.ts';
 
@@ -17,6 +17,13 @@ const userExample = {
   },
 };
 
+/** The caller's own profile, as `/me` answers it; a user deleted meanwhile is unauthenticated. */
+async function meAnswer(services: HandlerServices, userId: number) {
+  const view = await services.accounts.view(userId);
+  if (!view) throw httpErrors.unauthenticated();
+  return { body: { user: view } };
+}
+
 export const getMe = defineEndpoint({
   method: 'GET',
   path: '/me',
@@ -28,11 +35,7 @@ export const getMe = defineEndpoint({
   schema: { fields: {} },
   history: false,
   success: { status: 200, description: 'The user.', schema: UserResponse, example: userExample },
-  async handler({ user, services }) {
-    const view = await services.accounts.view(user.id);
-    if (!view) throw httpErrors.unauthenticated();
-    return { body: { user: view } };
-  },
+  handler: ({ user, services }) => meAnswer(services, user.id),
 });
 
 export const patchMe = defineEndpoint({
@@ -71,9 +74,7 @@ export const patchMe = defineEndpoint({
       if ((error as { code?: string }).code === '23505') throw httpErrors.fieldInvalid('email', EMAIL_TAKEN_MESSAGE);
       throw error;
     }
-    const view = await services.accounts.view(user.id);
-    if (!view) throw httpErrors.unauthenticated();
-    return { body: { user: view } };
+    return meAnswer(services, user.id);
   },
 });
 

@@ -9,7 +9,7 @@
 import { Type } from '@sinclair/typebox';
 import { httpErrors, type FieldErrors } from '../core/errors.ts';
 import { between, custom, httpUrlOrNull, integer, isAbsent, min, oneOf, required, string, stringList } from '../validation/rules.ts';
-import { defineEndpoint } from '../pipeline/endpoint.ts';
+import { defineEndpoint, type HandlerServices } from '../pipeline/endpoint.ts';
 import { CHAIN_NAMES, CHAINS, MAX_CONFIRMATIONS, type ChainName } from '../adapters/chain/chains.ts';
 import { ChainCallError } from '../adapters/chain/client.ts';
 import { isAddressOfKind, normalizeAddress } from '../adapters/chain/addresses.ts';
@@ -90,6 +90,13 @@ function checkAddresses(chain: unknown, addresses: unknown, errors: FieldErrors)
   addresses.forEach((value, index) => {
     if (typeof value !== 'string' || !isAddressOfKind(CHAINS[name].kind, value.trim())) errors[`addresses.${index}`] = [addressMessage(name, index)];
   });
+}
+
+/** The caller's monitor of that id; another user's, or an unknown id, is 404. */
+async function ownMonitor(services: HandlerServices, id: string, userId: number): Promise<MonitorRow> {
+  const row = await services.jobs.monitors.store.get(id, userId);
+  if (!row) throw httpErrors.notFound();
+  return row;
 }
 
 const idField = { in: 'path' as const, rules: [required(), string()], description: 'The monitor id.', example: monitorExample.id };
@@ -192,11 +199,7 @@ export const getMonitorEndpoint = defineEndpoint({
   history: false,
   success: { status: 200, description: 'The monitor.', schema: Monitor, example: monitorExample },
   errors: [404],
-  async handler({ input, services, user }) {
-    const row = await services.jobs.monitors.store.get(input.id, user.id);
-    if (!row) throw httpErrors.notFound();
-    return { body: monitorView(row) };
-  },
+  handler: async ({ input, services, user }) => ({ body: monitorView(await ownMonitor(services, input.id, user.id)) }),
 });
 
 export const resumeMonitorEndpoint = defineEndpoint({
@@ -215,8 +218,7 @@ export const resumeMonitorEndpoint = defineEndpoint({
   success: { status: 200, description: 'The monitor as it is now.', schema: Monitor, example: monitorExample },
   errors: [403, 404, 409],
   async handler({ input, services, user, meter }) {
-    const row = await services.jobs.monitors.store.get(input.id, user.id);
-    if (!row) throw httpErrors.notFound();
+    const row = await ownMonitor(services, input.id, user.id);
     if (row.status === 'active') return { body: monitorView(row) };
     if (row.status === 'paused') throw httpErrors.conflict('This monitor was paused by the operator.');
     if ((await meter.affordable()) < 1) throw httpErrors.insufficientCredits();

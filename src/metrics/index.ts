@@ -28,21 +28,9 @@ export function metricsSettings(env: EnvReader): MetricsSettings {
   return { port, token };
 }
 
-/** One pool's figures, as the pools report them (absent: the pool does not measure it). */
-export interface PoolStats {
-  pool: string;
-  workers: number;
-  busy: number;
-  queued: number;
-  recycled?: number;
-  memoryBytes?: number;
-  memoryKills?: number;
-  userWaits?: number;
-}
-
 /** What the gauges read at scrape time. */
 export interface MetricsSources {
-  pools(): PoolStats[];
+  pools(): Array<{ pool: string; workers: number; busy: number; queued: number; recycled?: number; memoryBytes?: number; memoryKills?: number; userWaits?: number }>;
   /** Credit holds of requests in flight (or left by a stopped process until swept). */
   holds(): Promise<{ count: number; credits: number }>;
   /**
@@ -80,7 +68,7 @@ export class GleanerMetrics {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'gleaner_' });
     const { counter, histogram } = seriesIn(this.registry);
-    const poolSeries = (kind: 'gauge' | 'counter', name: string, help: string, read: (stats: PoolStats) => number | undefined) => {
+    const poolSeries = (kind: 'gauge' | 'counter', name: string, help: string, read: (stats: ReturnType<MetricsSources['pools']>[number]) => number | undefined) => {
       const each = (record: (labels: { pool: string }, value: number) => void) => {
         for (const stats of sources.pools()) {
           const value = read(stats);
