@@ -9,7 +9,7 @@ import { httpErrors, type FieldErrors } from '../core/errors.ts';
 import { between, boolean, custom, httpUrlOrNull, integer, isAbsent, min, object, oneOf, publicAddress, required, string, stringList, url } from '../validation/rules.ts';
 import { OUTPUT_FORMATS } from '../adapters/web/index.ts';
 import { compilePathPatterns } from '../adapters/site/urls.ts';
-import { defineEndpoint, type Endpoint, type EndpointContext, type PriceText } from '../pipeline/endpoint.ts';
+import { defineEndpoint, type Endpoint, type EndpointContext, type HandlerServices, type PriceText } from '../pipeline/endpoint.ts';
 import type { Fields, InputOf } from '../validation/schema.ts';
 import type { JobKind, JobRow, PageRow, WebhookTarget } from '../jobs/store.ts';
 import { WEB_MESSAGES } from './web.ts';
@@ -224,15 +224,23 @@ export const batchEndpoint = createJobRow({
 
 const idField = { in: 'path' as const, rules: [required(), string()], description: 'The job id.', example: jobViewExample.id };
 
-function viewEndpoint(kind: JobKind) {
-  return defineEndpoint({
+/** The caller's job of that id and kind; another user's, another kind's or an unknown id is 404. */
+async function ownJob(services: HandlerServices, id: string, userId: number, kind: JobKind): Promise<JobRow> {
+  const job = await services.jobs.get(id, userId);
+  if (!job || job.kind !== kind) throw httpErrors.notFound();
+  return job;
+}
+
+/** The rows on one job's URL: `GET` reads its status and results, `DELETE` cancels it. */
+function jobUrlRows(kind: JobKind): Endpoint[] {
+  const onJob = { path: `/v1/${kind}/{id}`, tag: 'Jobs', input: 'query' } as const;
+  const name = kind === 'crawl' ? 'Crawl' : 'Batch';
+  const view = defineEndpoint({
+    ...onJob,
     method: 'GET',
-    path: `/v1/${kind}/{id}`,
-    operationId: kind === 'crawl' ? 'getCrawl' : 'getBatch',
-    summary: kind === 'crawl' ? 'A crawl: status and results' : 'A batch: status and results',
+    operationId: `get${name}`,
+    summary: `A ${kind}: status and results`,
     description: `Status, counts and the pages delivered so far, oldest first, at most ${RESULTS_PER_PAGE} per answer: \`next\` is the URL of the next ones. Results are kept 7 days.`,
-    tag: 'Jobs',
-    input: 'query',
     schema: {
       fields: {
         id: idField,
@@ -243,8 +251,7 @@ function viewEndpoint(kind: JobKind) {
     success: { status: 200, description: 'The job.', schema: JobView, example: jobViewExample },
     errors: [404],
     async handler({ input, services, user, routeUrl }) {
-      const job = await services.jobs.get(input.id, user.id);
-      if (!job || job.kind !== kind) throw httpErrors.notFound();
+      const job = await ownJob(services, input.id, user.id, kind);
       const rows = await services.jobs.pages(job.id, input.skip, RESULTS_PER_PAGE + 1);
       const data = fitted(rows.slice(0, RESULTS_PER_PAGE));
       const more = rows.length > data.length;
@@ -252,28 +259,23 @@ function viewEndpoint(kind: JobKind) {
       return { body: { ...jobSummary(job), data, next: more ? `${base}?skip=${input.skip + data.length}` : null } };
     },
   });
-}
-
-function cancelEndpoint(kind: JobKind) {
-  return defineEndpoint({
+  const cancel = defineEndpoint({
+    ...onJob,
     method: 'DELETE',
-    path: `/v1/${kind}/{id}`,
-    operationId: kind === 'crawl' ? 'cancelCrawl' : 'cancelBatch',
-    summary: kind === 'crawl' ? 'Cancel a crawl' : 'Cancel a batch',
+    operationId: `cancel${name}`,
+    summary: `Cancel a ${kind}`,
     description: 'Stops the job: nothing more is fetched or billed. Pages already delivered stay readable. A job that already ended answers its own status.',
-    tag: 'Jobs',
-    input: 'query',
     schema: { fields: { id: idField } },
     history: true,
     success: { status: 200, description: 'The job’s status now.', schema: Type.Object({ status: Type.String() }), example: { status: 'cancelled' } },
     errors: [404],
     async handler({ input, services, user }) {
-      const job = await services.jobs.get(input.id, user.id);
-      if (!job || job.kind !== kind) throw httpErrors.notFound();
+      const job = await ownJob(services, input.id, user.id, kind);
       const now = await services.jobs.cancel(job.id, user.id);
       return { body: { status: now?.status ?? job.status } };
     },
   });
+  return [view, cancel];
 }
 
 /** The job's fields of the answer, as contract §9 names them. */
@@ -302,4 +304,4 @@ function fitted(rows: PageRow[]) {
   return data;
 }
 
-export const JOB_ENDPOINTS = [crawlEndpoint, viewEndpoint('crawl'), cancelEndpoint('crawl'), batchEndpoint, viewEndpoint('batch'), cancelEndpoint('batch')];
+export const JOB_ENDPOINTS = [crawlEndpoint, ...jobUrlRows('crawl'), batchEndpoint, ...jobUrlRows('batch')];
