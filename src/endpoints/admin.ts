@@ -183,6 +183,29 @@ export function adminRecordRows<const L extends Fields, const O extends Fields>(
   ];
 }
 
+/** The two rows that change a user's balance of a product by `amount` (at least `least`): adding to it, or setting it. */
+function balanceRow(row: {
+  method: HttpMethod;
+  path: string;
+  summary: string;
+  description: string;
+  product: typeof productField | typeof productParam;
+  least: number;
+  example: number;
+  change: typeof operations.grantCredits;
+}): Endpoint {
+  return admin({
+    method: row.method,
+    path: row.path,
+    summary: row.summary,
+    description: row.description,
+    fields: { user: userParam, product: row.product, amount: amountField(row.least, row.example) },
+    errors: [404],
+    example: { user: 2, product: 'scraping', balance: row.example },
+    handler: ({ input, stores }) => row.change(stores, input),
+  });
+}
+
 const userExample = { id: 2, name: 'Ada', email: 'ada@example.com', stripe_customer: null, created_at: '2026-11-22T10:15:30.123456Z' };
 
 export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
@@ -268,25 +291,25 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     example: { user: 2, balances: [{ product: 'scraping', balance: 9990, held: 10, plan: 'starter' }] },
     handler: ({ input, stores }) => operations.showCredits(stores, input),
   }),
-  admin({
+  balanceRow({
     method: 'POST',
     path: '/admin/users/{user}/credits',
     summary: 'Grant credits',
     description: 'Adds `amount` to the balance.',
-    fields: { user: userParam, product: productField, amount: amountField(MIN_GRANT, 1000) },
-    errors: [404],
-    example: { user: 2, product: 'scraping', balance: 1000 },
-    handler: ({ input, stores }) => operations.grantCredits(stores, input),
+    product: productField,
+    least: MIN_GRANT,
+    example: 1000,
+    change: operations.grantCredits,
   }),
-  admin({
+  balanceRow({
     method: 'PUT',
     path: '/admin/users/{user}/credits/{product}',
     summary: 'Set a balance',
     description: 'Sets the balance to `amount` (credits held by requests in flight are counted as spent).',
-    fields: { user: userParam, product: productParam, amount: amountField(MIN_BALANCE, 500) },
-    errors: [404],
-    example: { user: 2, product: 'scraping', balance: 500 },
-    handler: ({ input, stores }) => operations.setCredits(stores, input),
+    product: productParam,
+    least: MIN_BALANCE,
+    example: 500,
+    change: operations.setCredits,
   }),
   admin({
     method: 'PUT',
