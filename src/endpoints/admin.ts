@@ -183,6 +183,19 @@ export function adminRecordRows<const L extends Fields, const O extends Fields>(
   ];
 }
 
+/** A `GET` of one user's record (the user, its tokens), answered as `{"<key>": …}`; an unknown user is 404. */
+function userRead(row: { path: string; summary: string; description: string; key: 'user' | 'data'; read(stores: OperationStores, input: { user: number }): Promise<unknown> }): Endpoint {
+  return admin({
+    method: 'GET',
+    path: row.path,
+    summary: row.summary,
+    description: row.description,
+    fields: { user: userParam },
+    errors: [404],
+    handler: async ({ input, stores }) => ({ [row.key]: await row.read(stores, input) }),
+  });
+}
+
 /** The two rows that change a user's balance of a product by `amount` (at least `least`): adding to it, or setting it. */
 function balanceRow(row: {
   method: HttpMethod;
@@ -231,23 +244,19 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     example: { id: 2, token: '7|pQ3...', secret_key: 'x9F...' },
     handler: ({ input, stores }) => operations.createUser(stores, input),
   }),
-  admin({
-    method: 'GET',
+  userRead({
     path: '/admin/users/{user}',
     summary: 'A user, with balances',
     description: 'The same view as the user\'s own `GET /me`.',
-    fields: { user: userParam },
-    errors: [404],
-    handler: async ({ input, stores }) => ({ user: await operations.showUser(stores, input) }),
+    key: 'user',
+    read: operations.showUser,
   }),
-  admin({
-    method: 'GET',
+  userRead({
     path: '/admin/users/{user}/tokens',
     summary: 'List a user\'s tokens',
     description: 'Without their secrets; revoked tokens show when they were revoked.',
-    fields: { user: userParam },
-    errors: [404],
-    handler: async ({ input, stores }) => ({ data: await operations.listTokens(stores, input) }),
+    key: 'data',
+    read: operations.listTokens,
   }),
   admin({
     method: 'POST',
