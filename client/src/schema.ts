@@ -958,7 +958,7 @@ export interface paths {
         put?: never;
         /**
          * The URLs of a site
-         * @description Lists the site's URLs from its start page's links and its sitemaps (robots.txt `Sitemap:` lines and /sitemap.xml, index files followed), without fetching the pages: same host only (`www.` included), any subdomain with include_subdomains; canonical (no fragment, no tracking parameters) and each once. Answers within about 30 seconds with what was read by then. Costs 1 credit; a site where neither the start page nor a sitemap can be read is a free 502.
+         * @description Lists the site's URLs from its start page's links and its sitemaps (robots.txt `Sitemap:` lines and /sitemap.xml, index files followed), without fetching the pages: same host only (`www.` included), any subdomain with include_subdomains; canonical (no fragment, no tracking parameters) and each once; what robots.txt disallows for the crawler is left out, unless ignore_robots (where the operator allows it). Answers within about 30 seconds with what was read by then. Costs 1 credit; a site where neither the start page nor a sitemap can be read, or whose robots.txt cannot be read, is a free 502.
          *
          *     Billed to the **scraping** balance, only on success.
          */
@@ -1867,7 +1867,7 @@ export interface operations {
                             confirmations: number;
                             /**
                              * @description ISO 8601 UTC with microseconds.
-                             * @example 2026-11-26T10:00:00.123000Z
+                             * @example 2026-11-22T10:15:30.123000Z
                              */
                             created_at: string;
                             /** @description The first block it watches. */
@@ -1880,7 +1880,7 @@ export interface operations {
                             status: "active" | "paused_no_credits" | "paused";
                             /**
                              * @description ISO 8601 UTC with microseconds.
-                             * @example 2026-11-26T10:00:00.123000Z
+                             * @example 2026-11-22T10:15:30.123000Z
                              */
                             updated_at: string;
                             /** @description The user the monitor belongs to. */
@@ -2011,7 +2011,7 @@ export interface operations {
                             confirmations: number;
                             /**
                              * @description ISO 8601 UTC with microseconds.
-                             * @example 2026-11-26T10:00:00.123000Z
+                             * @example 2026-11-22T10:15:30.123000Z
                              */
                             created_at: string;
                             /** @description Its events by delivery state (kept 7 days). */
@@ -2033,7 +2033,7 @@ export interface operations {
                                 attempts: number;
                                 /**
                                  * @description ISO 8601 UTC with microseconds.
-                                 * @example 2026-11-26T10:00:00.123000Z
+                                 * @example 2026-11-22T10:15:30.123000Z
                                  */
                                 created_at: string;
                                 /** @description Null until delivered. */
@@ -2053,7 +2053,7 @@ export interface operations {
                             status: "active" | "paused_no_credits" | "paused";
                             /**
                              * @description ISO 8601 UTC with microseconds.
-                             * @example 2026-11-26T10:00:00.123000Z
+                             * @example 2026-11-22T10:15:30.123000Z
                              */
                             updated_at: string;
                             /** @description The user the monitor belongs to. */
@@ -4896,7 +4896,7 @@ export interface operations {
                      *       "https://example.org/"
                      *     ]
                      */
-                    urls: unknown[];
+                    urls: string[];
                     /**
                      * @description POSTed a signed event (docs/webhooks.md) at each of `events` (default: all of started, page, completed, failed). The URL must be public when each event is delivered.
                      * @example {
@@ -6243,7 +6243,7 @@ export interface operations {
                      *       "^/docs/archive/"
                      *     ]
                      */
-                    exclude_paths?: unknown[];
+                    exclude_paths?: string[];
                     /**
                      * @description Each page as `markdown` (main content), `text`, or `raw` HTML.
                      * @default markdown
@@ -6256,7 +6256,7 @@ export interface operations {
                      *       "^/docs/"
                      *     ]
                      */
-                    include_paths?: unknown[];
+                    include_paths?: string[];
                     /**
                      * @description Pages delivered at most.
                      * @default 100
@@ -8116,6 +8116,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /**
+                     * @description List the URLs robots.txt disallows for the crawler too. Only where the operator allows it (ALLOW_IGNORE_ROBOTS); elsewhere `true` is a 422.
+                     * @default false
+                     */
+                    ignore_robots?: boolean;
                     /**
                      * @description Count any subdomain of the URL's registrable domain as the site.
                      * @default false
@@ -9979,10 +9984,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "You do not have enough credits to perform this action."
+                     *       "message": "You do not have enough credits to perform this action.",
+                     *       "product": "scraping",
+                     *       "required": 3,
+                     *       "balance": 1
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["CreditsError"];
                 };
             };
             /** @description Nothing was found. */
@@ -10009,9 +10017,12 @@ export interface operations {
                      * @example {
                      *       "message": "The given data was invalid.",
                      *       "errors": {
-                     *         "field": [
-                     *           "The field field is required."
+                     *         "format": [
+                     *           "The selected format is invalid."
                      *         ]
+                     *       },
+                     *       "expected": {
+                     *         "format": "one of: raw, text, markdown"
                      *       }
                      *     }
                      */

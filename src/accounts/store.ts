@@ -3,6 +3,9 @@ import type { Database, Queryable } from '../storage/db.ts';
 import { hashesEqual, newSecretKey, newTokenSecret, parseBearer, sha256Hex } from './secrets.ts';
 import { PRODUCTS, type Product } from '../credits/products.ts';
 
+/** Laravel's `unique` rule on an e-mail, as every front end answers it. */
+export const EMAIL_TAKEN_MESSAGE = 'The email has already been taken.';
+
 export class EmailTakenError extends Error {
   constructor(email: string) {
     super(`The e-mail ${email} is already taken.`);

@@ -9,6 +9,7 @@
  */
 import { findPlan, PLANS, type Plan } from '../credits/plans.ts';
 import { isProduct, PRODUCTS, type Product } from '../credits/products.ts';
+import { isObject, type Json } from '../core/json.ts';
 
 export const PRODUCT_KEY = 'gleaner_product';
 export const PLAN_KEY = 'gleaner_plan';
@@ -25,11 +26,6 @@ export interface InvoicePlans {
   problems: string[];
 }
 
-type Json = Record<string, unknown>;
-
-export function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** `invoice.customer` is an id, or the customer object when the event expanded it. */
 export function invoiceCustomer(invoice: Json): string | null {

@@ -273,6 +273,7 @@ export const SETTINGS: readonly SettingGroup[] = [
       { name: 'JOB_POLL_SECONDS', default: '`5` embedded, `0.5` on PostgreSQL', meaning: 'How often an idle queue is checked for tasks coming due (a new task wakes the workers at once).' },
       { name: 'JOB_SUPERVISE_SECONDS', default: '`10`', meaning: 'How often the tasks of dead workers are looked for and handed on.' },
       { name: 'WEBHOOK_RETRY_BASE_SECONDS', default: '`30`', meaning: 'First wait before a failed webhook delivery is retried; doubles up to an hour, for 24 hours.' },
+      { name: 'ALLOW_IGNORE_ROBOTS', default: '`false`', meaning: '`true` lets a `/v1/map` request say `ignore_robots: true` and list the URLs robots.txt disallows for the crawler; elsewhere that is a 422.' },
     ],
   },
   {

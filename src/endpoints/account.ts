@@ -1,7 +1,8 @@
 /** Account endpoints (docs/spec/contract.md §2, §4): profile and balances, e-mail change, request history. */
 import { httpErrors } from '../core/errors.ts';
 import { between, custom, email, integer, min, required, string } from '../validation/rules.ts';
-import { defineEndpoint } from '../pipeline/endpoint.ts';
+import { defineEndpoint, type HandlerServices } from '../pipeline/endpoint.ts';
+import { EMAIL_TAKEN_MESSAGE } from '../accounts/store.ts';
 import { RequestsResponse, UserResponse } from './responses.ts';
 
 const userExample = {
@@ -16,6 +17,13 @@ const userExample = {
   },
 };
 
+/** The caller's own profile, as `/me` answers it; a user deleted meanwhile is unauthenticated. */
+async function meAnswer(services: HandlerServices, userId: number) {
+  const view = await services.accounts.view(userId);
+  if (!view) throw httpErrors.unauthenticated();
+  return { body: { user: view } };
+}
+
 export const getMe = defineEndpoint({
   method: 'GET',
   path: '/me',
@@ -27,11 +35,7 @@ export const getMe = defineEndpoint({
   schema: { fields: {} },
   history: false,
   success: { status: 200, description: 'The user.', schema: UserResponse, example: userExample },
-  async handler({ user, services }) {
-    const view = await services.accounts.view(user.id);
-    if (!view) throw httpErrors.unauthenticated();
-    return { body: { user: view } };
-  },
+  handler: ({ user, services }) => meAnswer(services, user.id),
 });
 
 export const patchMe = defineEndpoint({
@@ -56,7 +60,7 @@ export const patchMe = defineEndpoint({
   // reported even when the e-mail is also malformed.
   async afterValidation({ input, user, services }, errors) {
     const email = typeof input.email === 'string' ? input.email.trim() : '';
-    if (email && (await services.accounts.emailTaken(email, user.id))) (errors.email ??= []).push('The email has already been taken.');
+    if (email && (await services.accounts.emailTaken(email, user.id))) (errors.email ??= []).push(EMAIL_TAKEN_MESSAGE);
     const secretKey = input.secret_key;
     if (typeof secretKey === 'string' && secretKey !== '' && !(await services.accounts.checkSecretKey(user.id, secretKey))) {
       (errors.secret_key ??= []).push('The secret key is incorrect.');
@@ -67,12 +71,10 @@ export const patchMe = defineEndpoint({
       await services.accounts.updateEmail(user.id, input.email);
     } catch (error) {
       // Taken by another account between the check and the update (unique index).
-      if ((error as { code?: string }).code === '23505') throw httpErrors.fieldInvalid('email', 'The email has already been taken.');
+      if ((error as { code?: string }).code === '23505') throw httpErrors.fieldInvalid('email', EMAIL_TAKEN_MESSAGE);
       throw error;
     }
-    const view = await services.accounts.view(user.id);
-    if (!view) throw httpErrors.unauthenticated();
-    return { body: { user: view } };
+    return meAnswer(services, user.id);
   },
 });
 

@@ -3,17 +3,14 @@
  * `gleaner jobs list|show|cancel` are the same operations on the command line. Unbilled, not
  * recorded in history. An unknown job is 404 `Not found.`, as a user's own job routes answer it.
  */
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { integer, max, min, oneOf, required, string } from '../validation/rules.ts';
 import { field } from '../validation/schema.ts';
 import { JOB_KINDS, JOB_STATUSES } from '../jobs/store.ts';
-import { defineEndpoint, type Endpoint } from '../pipeline/endpoint.ts';
+import type { Endpoint } from '../pipeline/endpoint.ts';
 import { cancelJob, DEFAULT_JOB_LIST_LIMIT, listJobs, MAX_JOB_LIST_LIMIT, showJob } from '../operations/index.ts';
-import { filled, prohibitUnknownFields, operationAnswer, userFilter } from './admin.ts';
+import { admin, adminRecordRows, deliveryAttempts, filled, literals, nullable, timestamp, userFilter } from './admin.ts';
 
-const literals = <const T extends readonly string[]>(values: T, description: string) => Type.Union(values.map((value) => Type.Literal(value)), { description });
-const timestamp = Type.String({ description: 'ISO 8601 UTC with microseconds.', examples: ['2026-11-22T10:15:30.123000Z'] });
-const nullable = <T extends TSchema>(schema: T, description: string) => Type.Union([schema, Type.Null()], { description });
 const status = literals(JOB_STATUSES, 'queued, running, completed, cancelled, failed or stopped_no_credits.');
 
 const JobRow = Type.Object({
@@ -35,11 +32,7 @@ const WebhookEvent = Type.Object({
   id: Type.String({ description: 'The event id, the same in every delivery attempt.' }),
   type: Type.String({ description: '`crawl.page`, `batch.completed`…' }),
   state: literals(['pending', 'delivered', 'failed'] as const, '`pending` (being retried), `delivered` (answered 2xx) or `failed` (given up).'),
-  attempts: Type.Integer(),
-  last_status: nullable(Type.Integer(), "The receiver's HTTP status at the last attempt; null when none answered."),
-  last_error: nullable(Type.String(), 'Why the last attempt failed.'),
-  created_at: timestamp,
-  delivered_at: nullable(timestamp, 'Null until delivered.'),
+  ...deliveryAttempts,
 });
 
 const JobDetail = Type.Composite([
@@ -79,70 +72,49 @@ const listFields = {
 };
 
 export const ADMIN_JOB_ENDPOINTS: readonly Endpoint[] = [
-  defineEndpoint({
-    method: 'GET',
+  ...adminRecordRows({
     path: '/admin/jobs',
-    summary: 'List jobs',
-    description: "Every user's crawls and batches, newest first; `user` and `status` narrow the list. A field the route does not take is a 422.",
-    tag: 'Admin',
-    input: 'query',
-    schema: { fields: listFields },
-    access: 'owner',
-    history: false,
-    afterValidation: prohibitUnknownFields(listFields),
-    success: { status: 200, description: 'The jobs.', schema: Type.Object({ data: Type.Array(JobRow) }), example: { data: [jobExample] } },
-    errors: [404],
-    async handler({ input, services }) {
-      return { body: { data: await operationAnswer(() => listJobs(services.operations, input)) } };
+    key: 'job',
+    list: {
+      summary: 'List jobs',
+      description: "Every user's crawls and batches, newest first; `user` and `status` narrow the list. A field the route does not take is a 422.",
+      fields: listFields,
+      answer: 'The jobs.',
+      row: JobRow,
+      example: jobExample,
+      read: listJobs,
     },
-  }),
-  defineEndpoint({
-    method: 'GET',
-    path: '/admin/jobs/{job}',
-    summary: 'A job',
-    description: 'Any user’s job, with its parameters, its webhook (never the signing secret) and how each of its webhook events was delivered.',
-    tag: 'Admin',
-    input: 'query',
-    schema: { fields: { job: jobParam } },
-    access: 'owner',
-    history: false,
-    success: {
-      status: 200,
-      description: 'The job.',
-      schema: Type.Object({ job: JobDetail }),
+    show: {
+      summary: 'A job',
+      description: 'Any user’s job, with its parameters, its webhook (never the signing secret) and how each of its webhook events was delivered.',
+      fields: { job: jobParam },
+      answer: 'The job.',
+      detail: JobDetail,
       example: {
-        job: {
-          ...jobExample,
-          started_at: '2026-11-22T10:15:30.456000Z',
-          request_id: '9b2c4e1a-7d3f-4a5b-8c6d-1e2f3a4b5c6d',
-          params: { url: 'https://example.com/docs/', limit: 100, max_depth: 3, format: 'markdown' },
-          error: null,
-          webhook: { url: 'https://example.com/hooks/gleaner', events: ['completed'] },
-          webhook_error: null,
-          webhook_events: [],
-        },
+        ...jobExample,
+        started_at: '2026-11-22T10:15:30.456000Z',
+        request_id: '9b2c4e1a-7d3f-4a5b-8c6d-1e2f3a4b5c6d',
+        params: { url: 'https://example.com/docs/', limit: 100, max_depth: 3, format: 'markdown' },
+        error: null,
+        webhook: { url: 'https://example.com/hooks/gleaner', events: ['completed'] },
+        webhook_error: null,
+        webhook_events: [],
       },
-    },
-    errors: [404],
-    async handler({ input, services }) {
-      return { body: { job: await operationAnswer(() => showJob(services.operations, input), { ownRouteNotFound: true }) } };
+      read: showJob,
     },
   }),
-  defineEndpoint({
+  admin({
     method: 'DELETE',
     path: '/admin/jobs/{job}',
     summary: 'Cancel a job',
     description:
       'Stops any user’s queued or running job: nothing more is fetched, delivered or billed; pages already delivered stay readable. A job that already ended answers its status unchanged.',
-    tag: 'Admin',
-    input: 'query',
-    schema: { fields: { job: jobParam } },
-    access: 'owner',
-    history: false,
-    success: { status: 200, description: 'The job’s status now.', schema: Type.Object({ id: Type.String(), status }), example: { id: jobExample.id, status: 'cancelled' } },
+    fields: { job: jobParam },
+    answer: 'The job’s status now.',
+    schema: Type.Object({ id: Type.String(), status }),
+    example: { id: jobExample.id, status: 'cancelled' },
     errors: [404],
-    async handler({ input, services }) {
-      return { body: await operationAnswer(() => cancelJob(services.operations, input), { ownRouteNotFound: true }) };
-    },
+    ownRouteNotFound: true,
+    handler: ({ input, stores }) => cancelJob(stores, input),
   }),
 ];

@@ -4,18 +4,15 @@
  * Unbilled, not recorded in history. An unknown monitor is 404 `Not found.`, as a user's own
  * monitor routes answer it.
  */
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { integer, max, min, oneOf, required, string } from '../validation/rules.ts';
 import { field } from '../validation/schema.ts';
 import { CHAIN_NAMES } from '../adapters/chain/chains.ts';
 import { MONITOR_STATUSES } from '../monitors/store.ts';
-import { defineEndpoint, type Endpoint } from '../pipeline/endpoint.ts';
+import type { Endpoint } from '../pipeline/endpoint.ts';
 import { DEFAULT_MONITOR_LIST_LIMIT, listMonitors, MAX_MONITOR_LIST_LIMIT, pauseMonitor, resumeMonitor, showMonitor } from '../operations/monitors.ts';
-import { filled, prohibitUnknownFields, operationAnswer, userFilter } from './admin.ts';
+import { admin, adminRecordRows, deliveryAttempts, filled, literals, nullable, timestamp, userFilter } from './admin.ts';
 
-const literals = <const T extends readonly string[]>(values: T, description: string) => Type.Union(values.map((value) => Type.Literal(value)), { description });
-const timestamp = Type.String({ description: 'ISO 8601 UTC with microseconds.', examples: ['2026-11-26T10:00:00.123000Z'] });
-const nullable = <T extends TSchema>(schema: T, description: string) => Type.Union([schema, Type.Null()], { description });
 const status = literals(MONITOR_STATUSES, '`active`, `paused_no_credits` (its owner’s balance could not pay; the owner resumes it) or `paused` (by the operator, who alone resumes it).');
 
 const monitorFields = {
@@ -38,11 +35,7 @@ const MonitorEvent = Type.Object({
   id: Type.String({ description: 'The event id (`Gleaner-Event-Id`).' }),
   type: Type.String({ description: '`chain.transfer`, `chain.transfer_reverted` or `chain.monitor_paused`.' }),
   status: literals(['pending', 'delivered', 'failed'] as const, '`pending` (due or being retried), `delivered` (answered 2xx) or `failed` (given up).'),
-  attempts: Type.Integer(),
-  last_status: nullable(Type.Integer(), "The receiver's HTTP status at the last attempt; null when none answered."),
-  last_error: nullable(Type.String(), 'Why the last attempt failed.'),
-  created_at: timestamp,
-  delivered_at: nullable(timestamp, 'Null until delivered.'),
+  ...deliveryAttempts,
 });
 
 const MonitorDetail = Type.Object({
@@ -78,7 +71,7 @@ const listFields = {
 };
 
 const statusChange = (action: 'pause' | 'resume') =>
-  defineEndpoint({
+  admin({
     method: 'POST',
     path: `/admin/monitors/{monitor}/${action}`,
     summary: action === 'pause' ? 'Pause a monitor' : 'Resume a monitor',
@@ -86,69 +79,43 @@ const statusChange = (action: 'pause' | 'resume') =>
       action === 'pause'
         ? 'Pauses any user’s monitor (`paused`; one paused for want of credits too): new blocks are not matched for it and its paid events wait; its receiver is told by a free `chain.monitor_paused` event. Only the operator resumes it; its owner’s `PATCH` answers 409. A monitor already paused by the operator is answered as it is.'
         : 'Resumes a paused monitor, whichever way it was paused: its waiting events are delivered in order and new blocks are matched again (transfers mined while it was paused are not sent). An active monitor is answered as it is.',
-    tag: 'Admin',
     input: 'query',
-    schema: { fields: { monitor: monitorParam } },
-    access: 'owner',
-    history: false,
-    success: {
-      status: 200,
-      description: 'The monitor’s status now.',
-      schema: Type.Object({ id: Type.String(), status }),
-      example: { id: monitorExample.id, status: action === 'pause' ? 'paused' : 'active' },
-    },
+    fields: { monitor: monitorParam },
+    answer: 'The monitor’s status now.',
+    schema: Type.Object({ id: Type.String(), status }),
+    example: { id: monitorExample.id, status: action === 'pause' ? 'paused' : 'active' },
     errors: [404],
-    async handler({ input, services }) {
-      const operation = action === 'pause' ? pauseMonitor : resumeMonitor;
-      return { body: await operationAnswer(() => operation(services.operations, input), { ownRouteNotFound: true }) };
-    },
+    ownRouteNotFound: true,
+    handler: ({ input, stores }) => (action === 'pause' ? pauseMonitor : resumeMonitor)(stores, input),
   });
 
 export const ADMIN_MONITOR_ENDPOINTS: readonly Endpoint[] = [
-  defineEndpoint({
-    method: 'GET',
+  ...adminRecordRows({
     path: '/admin/monitors',
-    summary: 'List wallet monitors',
-    description: "Every user's wallet monitors, newest first; `user`, `chain` and `status` narrow the list. A field the route does not take is a 422.",
-    tag: 'Admin',
-    input: 'query',
-    schema: { fields: listFields },
-    access: 'owner',
-    history: false,
-    afterValidation: prohibitUnknownFields(listFields),
-    success: { status: 200, description: 'The monitors.', schema: Type.Object({ data: Type.Array(MonitorRow) }), example: { data: [monitorExample] } },
-    errors: [404],
-    async handler({ input, services }) {
-      return { body: { data: await operationAnswer(() => listMonitors(services.operations, input)) } };
+    key: 'monitor',
+    list: {
+      summary: 'List wallet monitors',
+      description: "Every user's wallet monitors, newest first; `user`, `chain` and `status` narrow the list. A field the route does not take is a 422.",
+      fields: listFields,
+      answer: 'The monitors.',
+      row: MonitorRow,
+      example: monitorExample,
+      read: listMonitors,
     },
-  }),
-  defineEndpoint({
-    method: 'GET',
-    path: '/admin/monitors/{monitor}',
-    summary: 'A wallet monitor',
-    description: 'Any user’s monitor, with its addresses, the block its chain’s follower has processed, its events by delivery state and its newest deliveries.',
-    tag: 'Admin',
-    input: 'query',
-    schema: { fields: { monitor: monitorParam } },
-    access: 'owner',
-    history: false,
-    success: {
-      status: 200,
-      description: 'The monitor.',
-      schema: Type.Object({ monitor: MonitorDetail }),
+    show: {
+      summary: 'A wallet monitor',
+      description: 'Any user’s monitor, with its addresses, the block its chain’s follower has processed, its events by delivery state and its newest deliveries.',
+      fields: { monitor: monitorParam },
+      answer: 'The monitor.',
+      detail: MonitorDetail,
       example: {
-        monitor: {
-          ...monitorExample,
-          addresses: ['0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045'],
-          processed_block: 21_000_420,
-          events: { pending: 0, delivered: 3, failed: 0 },
-          recent_events: [],
-        },
+        ...monitorExample,
+        addresses: ['0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045'],
+        processed_block: 21_000_420,
+        events: { pending: 0, delivered: 3, failed: 0 },
+        recent_events: [],
       },
-    },
-    errors: [404],
-    async handler({ input, services }) {
-      return { body: { monitor: await operationAnswer(() => showMonitor(services.operations, input), { ownRouteNotFound: true }) } };
+      read: showMonitor,
     },
   }),
   statusChange('pause'),

@@ -8,6 +8,7 @@
  * A filter that is present must be a real one, and routes that act on many rows refuse fields they
  * do not take: a malformed script gets a 422, never an operation widened to every user.
  */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { HttpError, httpErrors, type FieldErrors } from '../core/errors.ts';
 import { custom, email, integer, isBlank, max, min, oneOf, required, string } from '../validation/rules.ts';
 import { attributeName, field, type Fields, type InputOf } from '../validation/schema.ts';
@@ -76,9 +77,10 @@ export function prohibitUnknownFields(fields: Fields) {
 
 /**
  * One admin row, declared with `defineEndpoint` so that its handler's input is typed from its
- * fields, answered by an operation whose failures become HTTP answers.
+ * fields (and its answer from `schema`, when given), answered by an operation whose failures
+ * become HTTP answers.
  */
-function admin<const F extends Fields>(row: {
+export function admin<const F extends Fields, S extends TSchema = TSchema>(row: {
   method: HttpMethod;
   path: string;
   summary: string;
@@ -92,13 +94,18 @@ function admin<const F extends Fields>(row: {
    */
   manyRows?: boolean;
   status?: number;
+  /** What the success answer is (default: the summary), its schema and an example. */
+  answer?: string;
+  schema?: S;
   example?: unknown;
   errors?: number[];
-  handler(context: { input: InputOf<F>; stores: OperationStores }): Promise<unknown>;
+  /** An unknown id is worded as the user's own routes word it (`Not found.`), not with the operation's message. */
+  ownRouteNotFound?: boolean;
+  handler(context: { input: InputOf<F>; stores: OperationStores }): Promise<Static<S>>;
 }): Endpoint {
   const status = row.status ?? 200;
   const input = row.input ?? (row.method === 'GET' || row.method === 'DELETE' ? 'query' : 'body');
-  return defineEndpoint<F>({
+  return defineEndpoint<F, S>({
     method: row.method,
     path: row.path,
     summary: row.summary,
@@ -110,16 +117,105 @@ function admin<const F extends Fields>(row: {
     schema: { fields: row.fields },
     access: 'owner',
     history: false,
-    success: { status, description: row.summary, example: row.example },
+    success: { status, description: row.answer ?? row.summary, example: row.example, schema: row.schema },
     errors: row.errors,
     ...(row.manyRows ? { afterValidation: prohibitUnknownFields(row.fields) } : {}),
     async handler(context) {
-      try {
-        return { status, body: await row.handler({ input: context.input, stores: context.services.operations }) };
-      } catch (error) {
-        throw error instanceof OperationError ? toHttpError(error) : error;
-      }
+      const body = await operationAnswer(() => row.handler({ input: context.input, stores: context.services.operations }), { ownRouteNotFound: row.ownRouteNotFound });
+      return { status, body };
     },
+  });
+}
+
+/** The schemas of the record rows: one of `values`, a value or null, a timestamp. */
+export const literals = <const T extends readonly string[]>(values: T, description: string) => Type.Union(values.map((value) => Type.Literal(value)), { description });
+export const nullable = <T extends TSchema>(schema: T, description: string) => Type.Union([schema, Type.Null()], { description });
+export const timestamp = Type.String({ description: 'ISO 8601 UTC with microseconds.', examples: ['2026-11-22T10:15:30.123000Z'] });
+
+/** How one event's delivery went (`DeliveryAttempts`), as the record rows list deliveries. */
+export const deliveryAttempts = {
+  attempts: Type.Integer(),
+  last_status: nullable(Type.Integer(), "The receiver's HTTP status at the last attempt; null when none answered."),
+  last_error: nullable(Type.String(), 'Why the last attempt failed.'),
+  created_at: timestamp,
+  delivered_at: nullable(timestamp, 'Null until delivered.'),
+};
+
+/**
+ * The two read rows of one kind of record every user has (jobs, wallet monitors):
+ * `GET <path>` lists them, newest first, as `{"data": [...]}` (its filters; a field it does not
+ * take is a 422), and `GET <path>/{<key>}` shows one as `{"<key>": {...}}` (404 `Not found.`).
+ */
+export function adminRecordRows<const L extends Fields, const O extends Fields>(rows: {
+  path: string;
+  key: string;
+  list: { summary: string; description: string; fields: L; answer: string; row: TSchema; example: unknown; read(stores: OperationStores, input: InputOf<L>): Promise<unknown[]> };
+  show: { summary: string; description: string; fields: O; answer: string; detail: TSchema; example: unknown; read(stores: OperationStores, input: InputOf<O>): Promise<unknown> };
+}): Endpoint[] {
+  const { path, key, list, show } = rows;
+  return [
+    admin({
+      method: 'GET',
+      path,
+      summary: list.summary,
+      description: list.description,
+      fields: list.fields,
+      manyRows: true,
+      answer: list.answer,
+      schema: Type.Object({ data: Type.Array(list.row) }),
+      example: { data: [list.example] },
+      errors: [404],
+      handler: async ({ input, stores }) => ({ data: await list.read(stores, input) }),
+    }),
+    admin({
+      method: 'GET',
+      path: `${path}/{${key}}`,
+      summary: show.summary,
+      description: show.description,
+      fields: show.fields,
+      answer: show.answer,
+      schema: Type.Object({ [key]: show.detail }),
+      example: { [key]: show.example },
+      errors: [404],
+      ownRouteNotFound: true,
+      handler: async ({ input, stores }) => ({ [key]: await show.read(stores, input) }),
+    }),
+  ];
+}
+
+/** A `GET` of one user's record (the user, its tokens), answered as `{"<key>": …}`; an unknown user is 404. */
+function userRead(row: { path: string; summary: string; description: string; key: 'user' | 'data'; read(stores: OperationStores, input: { user: number }): Promise<unknown> }): Endpoint {
+  return admin({
+    method: 'GET',
+    path: row.path,
+    summary: row.summary,
+    description: row.description,
+    fields: { user: userParam },
+    errors: [404],
+    handler: async ({ input, stores }) => ({ [row.key]: await row.read(stores, input) }),
+  });
+}
+
+/** The two rows that change a user's balance of a product by `amount` (at least `least`): adding to it, or setting it. */
+function balanceRow(row: {
+  method: HttpMethod;
+  path: string;
+  summary: string;
+  description: string;
+  product: typeof productField | typeof productParam;
+  least: number;
+  example: number;
+  change: typeof operations.grantCredits;
+}): Endpoint {
+  return admin({
+    method: row.method,
+    path: row.path,
+    summary: row.summary,
+    description: row.description,
+    fields: { user: userParam, product: row.product, amount: amountField(row.least, row.example) },
+    errors: [404],
+    example: { user: 2, product: 'scraping', balance: row.example },
+    handler: ({ input, stores }) => row.change(stores, input),
   });
 }
 
@@ -148,23 +244,19 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     example: { id: 2, token: '7|pQ3...', secret_key: 'x9F...' },
     handler: ({ input, stores }) => operations.createUser(stores, input),
   }),
-  admin({
-    method: 'GET',
+  userRead({
     path: '/admin/users/{user}',
     summary: 'A user, with balances',
     description: 'The same view as the user\'s own `GET /me`.',
-    fields: { user: userParam },
-    errors: [404],
-    handler: async ({ input, stores }) => ({ user: await operations.showUser(stores, input) }),
+    key: 'user',
+    read: operations.showUser,
   }),
-  admin({
-    method: 'GET',
+  userRead({
     path: '/admin/users/{user}/tokens',
     summary: 'List a user\'s tokens',
     description: 'Without their secrets; revoked tokens show when they were revoked.',
-    fields: { user: userParam },
-    errors: [404],
-    handler: async ({ input, stores }) => ({ data: await operations.listTokens(stores, input) }),
+    key: 'data',
+    read: operations.listTokens,
   }),
   admin({
     method: 'POST',
@@ -208,25 +300,25 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
     example: { user: 2, balances: [{ product: 'scraping', balance: 9990, held: 10, plan: 'starter' }] },
     handler: ({ input, stores }) => operations.showCredits(stores, input),
   }),
-  admin({
+  balanceRow({
     method: 'POST',
     path: '/admin/users/{user}/credits',
     summary: 'Grant credits',
     description: 'Adds `amount` to the balance.',
-    fields: { user: userParam, product: productField, amount: amountField(MIN_GRANT, 1000) },
-    errors: [404],
-    example: { user: 2, product: 'scraping', balance: 1000 },
-    handler: ({ input, stores }) => operations.grantCredits(stores, input),
+    product: productField,
+    least: MIN_GRANT,
+    example: 1000,
+    change: operations.grantCredits,
   }),
-  admin({
+  balanceRow({
     method: 'PUT',
     path: '/admin/users/{user}/credits/{product}',
     summary: 'Set a balance',
     description: 'Sets the balance to `amount` (credits held by requests in flight are counted as spent).',
-    fields: { user: userParam, product: productParam, amount: amountField(MIN_BALANCE, 500) },
-    errors: [404],
-    example: { user: 2, product: 'scraping', balance: 500 },
-    handler: ({ input, stores }) => operations.setCredits(stores, input),
+    product: productParam,
+    least: MIN_BALANCE,
+    example: 500,
+    change: operations.setCredits,
   }),
   admin({
     method: 'PUT',

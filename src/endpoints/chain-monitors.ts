@@ -8,8 +8,8 @@
  */
 import { Type } from '@sinclair/typebox';
 import { httpErrors, type FieldErrors } from '../core/errors.ts';
-import { between, custom, httpUrlOrNull, integer, isAbsent, min, oneOf, required, string, urlMessage } from '../validation/rules.ts';
-import { defineEndpoint } from '../pipeline/endpoint.ts';
+import { between, custom, httpUrlOrNull, integer, isAbsent, min, oneOf, required, string, stringList, urlMessage } from '../validation/rules.ts';
+import { defineEndpoint, type HandlerServices } from '../pipeline/endpoint.ts';
 import { CHAIN_NAMES, CHAINS, MAX_CONFIRMATIONS, type ChainName } from '../adapters/chain/chains.ts';
 import { ChainCallError } from '../adapters/chain/client.ts';
 import { isAddressOfKind, normalizeAddress } from '../adapters/chain/addresses.ts';
@@ -21,7 +21,6 @@ export const MONITOR_LIMITS = { maxAddresses: 100, eventsPerPage: 100 } as const
 /** `min_value`: base units, a whole number that fits 256 bits. */
 const MIN_VALUE = /^\d{1,78}$/;
 
-const list = () => custom('array', (value) => Array.isArray(value), (attr) => `The ${attr} must be an array.`, { describe: (s) => void Object.assign(s, { type: 'array', items: { type: 'string' } }) });
 const minValueRule = custom(
   'min_value',
   (value) => (typeof value === 'string' && MIN_VALUE.test(value.trim())) || (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0),
@@ -93,6 +92,13 @@ function checkAddresses(chain: unknown, addresses: unknown, errors: FieldErrors)
   });
 }
 
+/** The caller's monitor of that id; another user's, or an unknown id, is 404. */
+async function ownMonitor(services: HandlerServices, id: string, userId: number): Promise<MonitorRow> {
+  const row = await services.jobs.monitors.store.get(id, userId);
+  if (!row) throw httpErrors.notFound();
+  return row;
+}
+
 const idField = { in: 'path' as const, rules: [required(), string()], description: 'The monitor id.', example: monitorExample.id };
 
 export const createMonitorEndpoint = defineEndpoint({
@@ -108,7 +114,7 @@ export const createMonitorEndpoint = defineEndpoint({
   schema: {
     fields: {
       chain: { rules: [required(), string(), oneOf(CHAIN_NAMES)], example: 'ethereum' },
-      addresses: { rules: [required(), list(), between(1, MONITOR_LIMITS.maxAddresses)], description: 'Addresses in the chain’s own format.', example: monitorExample.addresses },
+      addresses: { rules: [required(), stringList(), between(1, MONITOR_LIMITS.maxAddresses)], description: 'Addresses in the chain’s own format.', example: monitorExample.addresses },
       webhook_url: { rules: [required(), string()], description: 'Where events are POSTed: http(s), a public address when each event is delivered.', example: monitorExample.webhook_url },
       asset: { rules: [string(), oneOf(MONITOR_ASSETS)], default: 'all', description: '`native` (the chain’s coin), `token` (ERC-20) or `all`.' },
       min_value: { rules: [minValueRule], description: 'Smallest transfer value matched, in base units. Default 0.', example: '1000000' },
@@ -132,7 +138,7 @@ export const createMonitorEndpoint = defineEndpoint({
     const kind = CHAINS[chain].kind;
     const addresses: string[] = [];
     const keys: string[] = [];
-    for (const [index, raw] of (input.addresses as string[]).entries()) {
+    for (const [index, raw] of input.addresses.entries()) {
       // The configured network's form (a testnet address on a mainnet node is refused here).
       const address = normalizeAddress(client.info, raw.trim());
       if (address === null) throw httpErrors.fieldInvalid(`addresses.${index}`, addressMessage(chain, index));
@@ -193,11 +199,7 @@ export const getMonitorEndpoint = defineEndpoint({
   history: false,
   success: { status: 200, description: 'The monitor.', schema: Monitor, example: monitorExample },
   errors: [404],
-  async handler({ input, services, user }) {
-    const row = await services.jobs.monitors.store.get(input.id, user.id);
-    if (!row) throw httpErrors.notFound();
-    return { body: monitorView(row) };
-  },
+  handler: async ({ input, services, user }) => ({ body: monitorView(await ownMonitor(services, input.id, user.id)) }),
 });
 
 export const resumeMonitorEndpoint = defineEndpoint({
@@ -216,8 +218,7 @@ export const resumeMonitorEndpoint = defineEndpoint({
   success: { status: 200, description: 'The monitor as it is now.', schema: Monitor, example: monitorExample },
   errors: [403, 404, 409],
   async handler({ input, services, user, meter }) {
-    const row = await services.jobs.monitors.store.get(input.id, user.id);
-    if (!row) throw httpErrors.notFound();
+    const row = await ownMonitor(services, input.id, user.id);
     if (row.status === 'active') return { body: monitorView(row) };
     if (row.status === 'paused') throw httpErrors.conflict('This monitor was paused by the operator.');
     if ((await meter.affordable()) < 1) throw await meter.shortOf(1);

@@ -6,7 +6,7 @@
  * (502) are free.
  */
 import { httpErrors, type FieldErrors } from '../core/errors.ts';
-import { between, custom, integer, max, min, oneOf, parsed, prohibits, required, requiredWithout, string, url } from '../validation/rules.ts';
+import { between, custom, integer, max, min, oneOf, parsed, prohibits, required, requiredWithout, string, stringList, url } from '../validation/rules.ts';
 import { defineEndpoint, type HandlerServices } from '../pipeline/endpoint.ts';
 import {
   PROJECT_TYPES,
@@ -43,10 +43,6 @@ const numberOf = (value: unknown): number | null =>
 /** Laravel's `numeric` ("The min budget must be a number."); the handler gets the number. */
 const numeric = () => parsed('numeric', numberOf, (attr) => `The ${attr} must be a number.`, { describe: (s) => void (s.type = 'number') });
 
-/** Laravel's `array` for a JSON list. */
-const list = () => parsed('array', (value) => (Array.isArray(value) ? (value as unknown[]) : null), (attr) => `The ${attr} must be an array.`, {
-  describe: (s) => Object.assign(s, { type: 'array', items: { type: 'string', minLength: 1, maxLength: 100 } }),
-});
 
 /** Laravel's `max` on an array ("must not have more than 20 items."), described as `maxItems`. */
 const maxItems = (limit: number) =>
@@ -142,7 +138,7 @@ export const freelanceSearchEndpoint = defineEndpoint({
   schema: {
     fields: {
       query: { rules: [required(), string(), max(200)], example: 'python scraping' },
-      skills: { rules: [list(), maxItems(20), skillNames()], description: 'Skill names as Freelancer lists them (any case), e.g. `["Python", "Web Scraping"]`. A project matches when it asks for any of them.' },
+      skills: { rules: [stringList({ type: 'string', minLength: 1, maxLength: 100 }), maxItems(20), skillNames()], description: 'Skill names as Freelancer lists them (any case), e.g. `["Python", "Web Scraping"]`. A project matches when it asks for any of them.' },
       min_budget: { rules: [numeric(), min(0)], description: 'Lowest budget, in the project\'s currency (Freelancer\'s `min_price`).' },
       max_budget: { rules: [numeric(), min(0)], description: 'Highest budget, in the project\'s currency (Freelancer\'s `max_price`).' },
       project_type: { rules: [string(), oneOf(PROJECT_TYPES)], description: '`fixed` price or `hourly`.' },
@@ -193,8 +189,10 @@ export const freelanceSearchEndpoint = defineEndpoint({
         upstream,
       ),
     );
+    // The API's count says whether more follow (it may list fewer than asked on a page that is
+    // not the last); without one, a full page may have a next.
     const next = offset + page.projects.length;
-    const more = page.projects.length >= input.limit && (page.total === null || next < page.total);
+    const more = page.projects.length > 0 && (page.total === null ? page.projects.length >= input.limit : next < page.total);
     return {
       body: {
         response: page.projects,

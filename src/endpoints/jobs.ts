@@ -6,10 +6,11 @@
  */
 import { Type } from '@sinclair/typebox';
 import { httpErrors, type FieldErrors } from '../core/errors.ts';
-import { between, boolean, custom, httpUrlOrNull, integer, isAbsent, min, object, oneOf, publicAddress, required, string, url, urlMessage } from '../validation/rules.ts';
+import { between, boolean, custom, httpUrlOrNull, integer, isAbsent, min, object, oneOf, publicAddress, required, string, stringList, url, urlMessage } from '../validation/rules.ts';
 import { OUTPUT_FORMATS } from '../adapters/web/index.ts';
 import { compilePathPatterns } from '../adapters/site/urls.ts';
-import { defineEndpoint, type EndpointContext } from '../pipeline/endpoint.ts';
+import { defineEndpoint, type Endpoint, type EndpointContext, type HandlerServices, type PriceText } from '../pipeline/endpoint.ts';
+import type { Fields, InputOf } from '../validation/schema.ts';
 import type { JobKind, JobRow, PageRow, WebhookTarget } from '../jobs/store.ts';
 import { WEB_MESSAGES } from './web.ts';
 import { isoMicros } from '../core/time.ts';
@@ -19,8 +20,6 @@ export const CRAWL_LIMITS = { maxPages: 10_000, defaultPages: 100, maxDepth: 20,
 /** Pages of results per answer, and the content they may add up to before `next` takes over. */
 const RESULTS_PER_PAGE = 100;
 const RESULTS_MAX_BYTES = 10 * 1024 * 1024;
-
-const list = () => custom('array', (value) => Array.isArray(value), (attr) => `The ${attr} must be an array.`, { describe: (s) => void (s.type = 'array') });
 
 const webhookShape = custom('webhook', () => true, '', {
   describe: (schema) =>
@@ -113,118 +112,135 @@ async function requireOnePage(meter: EndpointContext<unknown>['meter']): Promise
   if ((await meter.affordable()) < 1) throw await meter.shortOf(1);
 }
 
-function createdAnswer(row: JobRow, routeUrl: string) {
-  return { status: 201, body: { id: row.id, status: row.status, url: `${routeUrl}/${row.id}` } };
+/**
+ * The `POST` that creates a job of `kind`: it holds nothing (each page is billed as it is
+ * delivered, at the `crawl_page` price), refuses a balance that cannot pay one page and a blocked
+ * domain, and answers 201 with the job's id and URL at once. `job` reads the job's parameters,
+ * its page limit, its webhook and the URL the blocked-domain rule judges (a crawl's start) from
+ * the input.
+ */
+function createJobRow<const F extends Fields>(row: {
+  kind: JobKind;
+  operationId: string;
+  summary: string;
+  description: (prices: PriceText) => string;
+  fields: F;
+  refine(input: Record<string, unknown>, errors: FieldErrors): void;
+  answer: string;
+  job(input: InputOf<F>): { params: Record<string, unknown>; limit: number; url?: string; webhook: unknown };
+}): Endpoint {
+  return defineEndpoint<F>({
+    method: 'POST',
+    path: `/v1/${row.kind}`,
+    operationId: row.operationId,
+    summary: row.summary,
+    description: row.description,
+    tag: 'Jobs',
+    input: 'body',
+    objectBody: true,
+    schema: { fields: row.fields, refine: row.refine },
+    billing: { product: 'scraping', operation: 'crawl_page', units: () => 0 },
+    history: true,
+    success: { status: 201, description: row.answer, schema: JobCreated, example: { id: jobViewExample.id, status: 'queued', url: `https://api.example.com/v1/${row.kind}/${jobViewExample.id}` } },
+    errors: [403],
+    async handler({ input, services, user, requestId, routeUrl, meter }) {
+      const { params, limit, url, webhook } = row.job(input);
+      if (url !== undefined && services.capabilities.web().isBlocked(url)) throw httpErrors.forbidden(WEB_MESSAGES.domainNotSupported);
+      await requireOnePage(meter);
+      const created = await services.jobs.create({ kind: row.kind, userId: user.id, requestId, params, webhook: webhookTarget(webhook), limit });
+      return { status: 201, body: { id: created.id, status: created.status, url: `${routeUrl}/${created.id}` } };
+    },
+  });
 }
 
-export const crawlEndpoint = defineEndpoint({
-  method: 'POST',
-  path: '/v1/crawl',
+export const crawlEndpoint = createJobRow({
+  kind: 'crawl',
   operationId: 'crawl',
   summary: 'Start a crawl of a site',
   description: ({ credits }) =>
     `Crawls the site from \`url\`: same-site links (subdomains with allow_subdomains) up to max_depth hops, plus the URLs of its sitemaps; robots.txt obeyed (user agent \`gleaner\`, its crawl-delay honoured); each URL once, by its canonical form. Each page is converted as /v1/web would (\`format\`) and costs ${credits('crawl_page')} when delivered; the crawl stops as \`stopped_no_credits\` when the balance runs out. Answers at once with the job's id; read the results with GET /v1/crawl/{id}.`,
-  tag: 'Jobs',
-  input: 'body',
-  objectBody: true,
-  schema: {
-    fields: {
-      url: { rules: [required(), string(), url(), publicAddress()], example: 'https://example.com/docs/' },
-      limit: { rules: [integer(), between(1, CRAWL_LIMITS.maxPages)], default: CRAWL_LIMITS.defaultPages, description: 'Pages delivered at most.' },
-      max_depth: { rules: [integer(), between(0, CRAWL_LIMITS.maxDepth)], default: CRAWL_LIMITS.defaultDepth, description: 'Link hops from the start page (sitemap URLs count as one hop).' },
-      include_paths: { rules: [list()], description: 'Regular expressions: only URLs whose path matches one of them are crawled (the start page is always fetched).', example: ['^/docs/'] },
-      exclude_paths: { rules: [list()], description: 'Regular expressions: URLs whose path matches any of them are not crawled.', example: ['^/docs/archive/'] },
-      allow_subdomains: { rules: [boolean()], default: false, description: "Follow links to any subdomain of the URL's registrable domain." },
-      sitemap: { rules: [string(), oneOf(['include', 'skip', 'only'] as const)], default: 'include', description: '`include` the sitemaps’ URLs, `skip` them, or crawl `only` them (no link following).' },
-      format: formatField,
-      links: linksField,
-      webhook: webhookField,
-    },
-    refine(input, errors) {
-      checkPatterns('include_paths', input.include_paths, errors);
-      checkPatterns('exclude_paths', input.exclude_paths, errors);
-      checkWebhook(input.webhook, errors);
-    },
+  fields: {
+    url: { rules: [required(), string(), url(), publicAddress()], example: 'https://example.com/docs/' },
+    limit: { rules: [integer(), between(1, CRAWL_LIMITS.maxPages)], default: CRAWL_LIMITS.defaultPages, description: 'Pages delivered at most.' },
+    max_depth: { rules: [integer(), between(0, CRAWL_LIMITS.maxDepth)], default: CRAWL_LIMITS.defaultDepth, description: 'Link hops from the start page (sitemap URLs count as one hop).' },
+    include_paths: { rules: [stringList()], description: 'Regular expressions: only URLs whose path matches one of them are crawled (the start page is always fetched).', example: ['^/docs/'] },
+    exclude_paths: { rules: [stringList()], description: 'Regular expressions: URLs whose path matches any of them are not crawled.', example: ['^/docs/archive/'] },
+    allow_subdomains: { rules: [boolean()], default: false, description: "Follow links to any subdomain of the URL's registrable domain." },
+    sitemap: { rules: [string(), oneOf(['include', 'skip', 'only'] as const)], default: 'include', description: '`include` the sitemaps’ URLs, `skip` them, or crawl `only` them (no link following).' },
+    format: formatField,
+    links: linksField,
+    webhook: webhookField,
   },
-  billing: { product: 'scraping', operation: 'crawl_page', units: () => 0 },
-  history: true,
-  success: { status: 201, description: 'The crawl is queued.', schema: JobCreated, example: { id: jobViewExample.id, status: 'queued', url: `https://api.example.com/v1/crawl/${jobViewExample.id}` } },
-  errors: [403],
-  async handler({ input, services, user, requestId, routeUrl, meter }) {
-    if (services.capabilities.web().isBlocked(input.url)) throw httpErrors.forbidden(WEB_MESSAGES.domainNotSupported);
-    await requireOnePage(meter);
-    const params = {
+  refine(input, errors) {
+    checkPatterns('include_paths', input.include_paths, errors);
+    checkPatterns('exclude_paths', input.exclude_paths, errors);
+    checkWebhook(input.webhook, errors);
+  },
+  answer: 'The crawl is queued.',
+  job: (input) => ({
+    url: input.url,
+    limit: input.limit,
+    webhook: input.webhook,
+    params: {
       url: input.url.trim(),
       limit: input.limit,
       max_depth: input.max_depth,
-      include_paths: (input.include_paths as string[] | undefined) ?? [],
-      exclude_paths: (input.exclude_paths as string[] | undefined) ?? [],
+      include_paths: input.include_paths ?? [],
+      exclude_paths: input.exclude_paths ?? [],
       allow_subdomains: input.allow_subdomains,
       sitemap: input.sitemap,
       format: input.format,
       links: input.links,
-    };
-    const row = await services.jobs.create({ kind: 'crawl', userId: user.id, requestId, params, webhook: webhookTarget(input.webhook), limit: input.limit });
-    return createdAnswer(row, routeUrl);
-  },
+    },
+  }),
 });
 
-export const batchEndpoint = defineEndpoint({
-  method: 'POST',
-  path: '/v1/batch',
+export const batchEndpoint = createJobRow({
+  kind: 'batch',
   operationId: 'batch',
   summary: 'Start a batch of pages',
   description: ({ credits }) =>
     `Fetches up to ${CRAWL_LIMITS.maxBatchUrls} URLs as one job, each as /v1/web would (\`format\`), each URL once by its canonical form; ${credits('crawl_page')} per page delivered. Read the results with GET /v1/batch/{id}.`,
-  tag: 'Jobs',
-  input: 'body',
-  objectBody: true,
-  schema: {
-    fields: {
-      urls: { rules: [required(), list(), between(1, CRAWL_LIMITS.maxBatchUrls)], description: 'Absolute http(s) URLs.', example: ['https://example.com/', 'https://example.org/'] },
-      format: formatField,
-      links: linksField,
-      webhook: webhookField,
-    },
-    refine(input, errors) {
-      if (Array.isArray(input.urls)) {
-        input.urls.forEach((value, index) => {
-          if (typeof value !== 'string' || !httpUrlOrNull(value)) errors[`urls.${index}`] = [urlMessage(`urls.${index}`, value)];
-        });
-      }
-      checkWebhook(input.webhook, errors);
-    },
+  fields: {
+    urls: { rules: [required(), stringList(), between(1, CRAWL_LIMITS.maxBatchUrls)], description: 'Absolute http(s) URLs.', example: ['https://example.com/', 'https://example.org/'] },
+    format: formatField,
+    links: linksField,
+    webhook: webhookField,
   },
-  billing: { product: 'scraping', operation: 'crawl_page', units: () => 0 },
-  history: true,
-  success: { status: 201, description: 'The batch is queued.', schema: JobCreated, example: { id: jobViewExample.id, status: 'queued', url: `https://api.example.com/v1/batch/${jobViewExample.id}` } },
-  errors: [403],
-  async handler({ input, services, user, requestId, routeUrl, meter }) {
-    const urls = (input.urls as string[]).map((value) => value.trim());
-    await requireOnePage(meter);
-    const row = await services.jobs.create({
-      kind: 'batch',
-      userId: user.id,
-      requestId,
-      params: { urls, format: input.format, links: input.links },
-      webhook: webhookTarget(input.webhook),
-      limit: urls.length,
-    });
-    return createdAnswer(row, routeUrl);
+  refine(input, errors) {
+    if (Array.isArray(input.urls)) {
+      input.urls.forEach((value, index) => {
+        if (typeof value !== 'string' || !httpUrlOrNull(value)) errors[`urls.${index}`] = [urlMessage(`urls.${index}`, value)];
+      });
+    }
+    checkWebhook(input.webhook, errors);
+  },
+  answer: 'The batch is queued.',
+  job: (input) => {
+    const urls = input.urls.map((value) => value.trim());
+    return { limit: urls.length, webhook: input.webhook, params: { urls, format: input.format, links: input.links } };
   },
 });
 
 const idField = { in: 'path' as const, rules: [required(), string()], description: 'The job id.', example: jobViewExample.id };
 
-function viewEndpoint(kind: JobKind) {
-  return defineEndpoint({
+/** The caller's job of that id and kind; another user's, another kind's or an unknown id is 404. */
+async function ownJob(services: HandlerServices, id: string, userId: number, kind: JobKind): Promise<JobRow> {
+  const job = await services.jobs.get(id, userId);
+  if (!job || job.kind !== kind) throw httpErrors.notFound();
+  return job;
+}
+
+/** The rows on one job's URL: `GET` reads its status and results, `DELETE` cancels it. */
+function jobUrlRows(kind: JobKind): Endpoint[] {
+  const onJob = { path: `/v1/${kind}/{id}`, tag: 'Jobs', input: 'query' } as const;
+  const name = kind === 'crawl' ? 'Crawl' : 'Batch';
+  const view = defineEndpoint({
+    ...onJob,
     method: 'GET',
-    path: `/v1/${kind}/{id}`,
-    operationId: kind === 'crawl' ? 'getCrawl' : 'getBatch',
-    summary: kind === 'crawl' ? 'A crawl: status and results' : 'A batch: status and results',
+    operationId: `get${name}`,
+    summary: `A ${kind}: status and results`,
     description: `Status, counts and the pages delivered so far, oldest first, at most ${RESULTS_PER_PAGE} per answer: \`next\` is the URL of the next ones. Results are kept 7 days.`,
-    tag: 'Jobs',
-    input: 'query',
     schema: {
       fields: {
         id: idField,
@@ -235,8 +251,7 @@ function viewEndpoint(kind: JobKind) {
     success: { status: 200, description: 'The job.', schema: JobView, example: jobViewExample },
     errors: [404],
     async handler({ input, services, user, routeUrl }) {
-      const job = await services.jobs.get(input.id, user.id);
-      if (!job || job.kind !== kind) throw httpErrors.notFound();
+      const job = await ownJob(services, input.id, user.id, kind);
       const rows = await services.jobs.pages(job.id, input.skip, RESULTS_PER_PAGE + 1);
       const data = fitted(rows.slice(0, RESULTS_PER_PAGE));
       const more = rows.length > data.length;
@@ -244,28 +259,23 @@ function viewEndpoint(kind: JobKind) {
       return { body: { ...jobSummary(job), data, next: more ? `${base}?skip=${input.skip + data.length}` : null } };
     },
   });
-}
-
-function cancelEndpoint(kind: JobKind) {
-  return defineEndpoint({
+  const cancel = defineEndpoint({
+    ...onJob,
     method: 'DELETE',
-    path: `/v1/${kind}/{id}`,
-    operationId: kind === 'crawl' ? 'cancelCrawl' : 'cancelBatch',
-    summary: kind === 'crawl' ? 'Cancel a crawl' : 'Cancel a batch',
+    operationId: `cancel${name}`,
+    summary: `Cancel a ${kind}`,
     description: 'Stops the job: nothing more is fetched or billed. Pages already delivered stay readable. A job that already ended answers its own status.',
-    tag: 'Jobs',
-    input: 'query',
     schema: { fields: { id: idField } },
     history: true,
     success: { status: 200, description: 'The job’s status now.', schema: Type.Object({ status: Type.String() }), example: { status: 'cancelled' } },
     errors: [404],
     async handler({ input, services, user }) {
-      const job = await services.jobs.get(input.id, user.id);
-      if (!job || job.kind !== kind) throw httpErrors.notFound();
+      const job = await ownJob(services, input.id, user.id, kind);
       const now = await services.jobs.cancel(job.id, user.id);
       return { body: { status: now?.status ?? job.status } };
     },
   });
+  return [view, cancel];
 }
 
 /** The job's fields of the answer, as contract §9 names them. */
@@ -294,4 +304,4 @@ function fitted(rows: PageRow[]) {
   return data;
 }
 
-export const JOB_ENDPOINTS = [crawlEndpoint, viewEndpoint('crawl'), cancelEndpoint('crawl'), batchEndpoint, viewEndpoint('batch'), cancelEndpoint('batch')];
+export const JOB_ENDPOINTS = [crawlEndpoint, ...jobUrlRows('crawl'), batchEndpoint, ...jobUrlRows('batch')];

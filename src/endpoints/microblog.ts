@@ -6,8 +6,8 @@
  */
 import { httpErrors, type FieldErrors } from '../core/errors.ts';
 import { max, oneOf, parsed, prohibits, required, requiredWithout, string, url } from '../validation/rules.ts';
-import { defineEndpoint, type EndpointContext, type HandlerServices } from '../pipeline/endpoint.ts';
-import { SEARCH_PRODUCTS, searchScope, userScope, type MicroblogUser, type PageDirection, type PostItem, type TimelinePage } from '../adapters/x/index.ts';
+import { defineEndpoint, type EndpointContext, type HandlerServices, type PriceText } from '../pipeline/endpoint.ts';
+import { SEARCH_PRODUCTS, searchScope, userScope, type CallContext, type MicroblogUser, type PageDirection, type PostItem, type TimelinePage, type XClient, type XResult } from '../adapters/x/index.ts';
 import { settle } from './outcomes.ts';
 import { xPostId, xPostIdFromUrl, xUsername } from '../adapters/x/ids.ts';
 
@@ -111,40 +111,50 @@ const EXAMPLE_POST: PostItem = {
   lang: 'en',
 };
 
-export const mbTweetEndpoint = defineEndpoint({
-  method: 'POST',
+/** A row answering one post by its URL or id, as `read` gets it (the GraphQL API or the embed source); 404 and 502 are free. */
+function postRow(row: {
+  path: string;
+  summary: string;
+  description: (prices: PriceText) => string;
+  operation: 'mb_tweet' | 'mb_legacy';
+  example: PostItem;
+  read(client: XClient, id: string, context: CallContext): Promise<XResult<PostItem>>;
+}) {
+  return defineEndpoint({
+    method: 'POST',
+    path: row.path,
+    summary: row.summary,
+    description: row.description,
+    tag: 'Microblog',
+    input: 'body',
+    schema: { fields: postFields },
+    billing: { product: 'scraping', operation: row.operation },
+    history: true,
+    success: { status: 200, description: 'The post item.', example: { response: row.example } },
+    errors: [403, 404, 502],
+    async handler(context) {
+      const { input, services } = context;
+      return { body: { response: settle(await row.read(services.capabilities.microblog().client, input.url !== undefined ? input.url : input.id, callContext(context))) } };
+    },
+  });
+}
+
+export const mbTweetEndpoint = postRow({
   path: '/v1/mb/tweet',
   summary: 'One microblog post',
   description: ({ credits }) => `A post on X by URL or id (send exactly one), read through X's GraphQL API with a guest token. ${credits('mb_tweet')}; a deleted or unavailable post (404) and upstream failures (502) are free.`,
-  tag: 'Microblog',
-  input: 'body',
-  schema: { fields: postFields },
-  billing: { product: 'scraping', operation: 'mb_tweet' },
-  history: true,
-  success: { status: 200, description: 'The post item.', example: { response: EXAMPLE_POST } },
-  errors: [403, 404, 502],
-  async handler(context) {
-    const { input, services } = context;
-    return { body: { response: settle(await services.capabilities.microblog().client.tweet(input.url !== undefined ? input.url : input.id, callContext(context))) } };
-  },
+  operation: 'mb_tweet',
+  example: EXAMPLE_POST,
+  read: (client, id, context) => client.tweet(id, context),
 });
 
-export const mbLegacyEndpoint = defineEndpoint({
-  method: 'POST',
+export const mbLegacyEndpoint = postRow({
   path: '/v1/mb-legacy',
   summary: 'One microblog post (embed source)',
   description: ({ credits }) => `The same post item read from X's public embed (syndication) source, which needs no session; it has no view count or source (null). ${credits('mb_legacy')}; 404 and 502 are free.`,
-  tag: 'Microblog',
-  input: 'body',
-  schema: { fields: postFields },
-  billing: { product: 'scraping', operation: 'mb_legacy' },
-  history: true,
-  success: { status: 200, description: 'The post item.', example: { response: { ...EXAMPLE_POST, view_count: null, source: null } } },
-  errors: [403, 404, 502],
-  async handler(context) {
-    const { input, services } = context;
-    return { body: { response: settle(await services.capabilities.microblog().client.legacyTweet(input.url !== undefined ? input.url : input.id, callContext(context))) } };
-  },
+  operation: 'mb_legacy',
+  example: { ...EXAMPLE_POST, view_count: null, source: null },
+  read: (client, id, context) => client.legacyTweet(id, context),
 });
 
 const searchScopeOf = (input: Record<string, unknown>): string | null =>

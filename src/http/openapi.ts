@@ -6,8 +6,8 @@
  * default prices), and `npm test` lints it with Redocly (test/unit/openapi.test.ts).
  */
 import { pathParameters, toJsonSchema } from '../validation/schema.ts';
-import { OPERATION_DEFAULTS, type Operation, type PriceTable } from '../credits/prices.ts';
-import type { DocumentedError, Endpoint, PriceText } from '../pipeline/endpoint.ts';
+import { OPERATION_DEFAULTS, type PriceTable } from '../credits/prices.ts';
+import { priceText, type DocumentedError, type Endpoint } from '../pipeline/endpoint.ts';
 
 /** Every error answer: Laravel's `{"message": …}`. */
 const ERROR_SCHEMA = {
@@ -123,18 +123,6 @@ export interface OpenApiOptions {
   serverUrl?: string;
   /** The prices descriptions quote; the defaults (`OPERATION_DEFAULTS`) when left out. */
   prices?: PriceTable;
-}
-
-/** The price table as descriptions quote it; an operation the table lacks is quoted at its default. */
-export function priceText(table: PriceTable): PriceText {
-  const price = (operation: Operation) => table[operation] ?? OPERATION_DEFAULTS[operation];
-  return {
-    price,
-    credits: (operation) => {
-      const credits = price(operation);
-      return `${credits} credit${credits === 1 ? '' : 's'}`;
-    },
-  };
 }
 
 export type OpenApi = ReturnType<typeof buildOpenApi>;

@@ -13,15 +13,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { httpErrors, MESSAGES } from '../core/errors.ts';
 import { assignPlan, renewPlans, type Renewal } from '../credits/renewal.ts';
-import { invoiceCustomer, isObject, plansNamedByInvoice } from '../billing/stripe-invoice.ts';
+import { invoiceCustomer, plansNamedByInvoice } from '../billing/stripe-invoice.ts';
+import { isObject, type Json } from '../core/json.ts';
 import { verifyStripeSignature } from '../billing/stripe-signature.ts';
 import type { StripeWebhookConfig } from '../config.ts';
 import type { InFlight } from './in-flight.ts';
 import type { Services } from '../services.ts';
 
 export const STRIPE_WEBHOOK_PATH = '/webhooks/stripe';
-
-type Json = Record<string, unknown>;
 
 /** What a delivery of `invoice.paid` came to. */
 export type InvoicePaidOutcome =

@@ -4,33 +4,17 @@
  * by the server process only: the operator's command line reads and cancels through the tables.
  */
 import { randomUUID } from 'node:crypto';
-import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../storage/db.ts';
-import type { CreditLedger } from '../credits/ledger.ts';
-import type { Prices } from '../credits/prices.ts';
-import type { WebScraper } from '../adapters/web/index.ts';
-import type { Upstream } from '../adapters/kit/runtime.ts';
-import type { OutboundClient } from '../outbound/types.ts';
 import { WebhookEventStore } from '../webhooks/events.ts';
-import type { WebhookSecrets } from '../webhooks/secrets.ts';
 import { openJobQueue, QUEUES, type JobQueue } from './queue.ts';
-import { JOB_RETENTION_DAYS, type JobSettings } from './settings.ts';
+import { JOB_RETENTION_DAYS } from './settings.ts';
 import { JobStore, type JobKind, type JobRow, type PageRow, type WebhookTarget } from './store.ts';
 import { JobMetrics, type JobEvent } from './metrics.ts';
-import { JobWorker } from './worker.ts';
+import { JobWorker, type JobEnvironment } from './worker.ts';
 import type { MonitorService } from '../monitors/service.ts';
 
-export interface JobServiceDeps {
-  db: Database;
+export interface JobServiceDeps extends JobEnvironment {
   databaseUrl?: string;
-  settings: JobSettings;
-  ledger: CreditLedger;
-  prices: Prices;
-  web: () => WebScraper;
-  site: () => Upstream;
-  outbound: OutboundClient;
-  secrets: WebhookSecrets;
-  logger?: FastifyBaseLogger;
 }
 
 export interface NewJob {

@@ -6,6 +6,7 @@
  *   JOB_SUPERVISE_SECONDS     how often dead workers' tasks are looked for and handed on
  *   WEBHOOK_RETRY_BASE_SECONDS first retry of a failed webhook delivery; doubles up to one hour
  *   CHAIN_POLL_MS             how often wallet monitors' followers poll each chain's head (src/monitors)
+ *   ALLOW_IGNORE_ROBOTS       whether a map may be asked to list what robots.txt disallows (`ignore_robots`)
  */
 import type { EnvReader } from '../core/env.ts';
 
@@ -22,6 +23,8 @@ export interface JobSettings {
   poolSize: number;
   /** How often the wallet monitors' followers poll each chain's head, and look for due deliveries. */
   chainPollMs: number;
+  /** The operator lets `/v1/map` list URLs robots.txt disallows when a request says `ignore_robots: true`. */
+  allowIgnoreRobots: boolean;
 }
 
 export const JOB_DEFAULTS = {
@@ -70,5 +73,6 @@ export function jobSettings(env: EnvReader): JobSettings {
     webhookRetryLimit: webhookRetryLimit(webhookRetryBaseSeconds),
     poolSize: 4,
     chainPollMs: env.integer('CHAIN_POLL_MS', { min: 50 }) ?? JOB_DEFAULTS.chainPollMs,
+    allowIgnoreRobots: env.flag('ALLOW_IGNORE_ROBOTS') ?? false,
   };
 }

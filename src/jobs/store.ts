@@ -5,6 +5,7 @@
  */
 import type { Database, Queryable } from '../storage/db.ts';
 import { jsonbText } from '../storage/jsonb.ts';
+import { isUuid } from '../core/uuid.ts';
 
 export const JOB_KINDS = ['crawl', 'batch'] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
@@ -353,10 +354,4 @@ export class JobStore {
     const rows = await this.db.query<{ status: string; jobs: number }>('SELECT status, count(*)::int AS jobs FROM jobs GROUP BY status');
     return rows.map((r) => ({ status: r.status, jobs: Number(r.jobs) }));
   }
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function isUuid(value: string): boolean {
-  return UUID.test(value);
 }

@@ -54,21 +54,25 @@ export interface PageTask {
   key: string;
 }
 
-export interface WorkerDeps {
+/** What the job service and its workers both run on. */
+export interface JobEnvironment {
   db: Database;
-  store: JobStore;
-  queue: JobQueue;
+  settings: JobSettings;
   ledger: CreditLedger;
   prices: Prices;
   web: () => WebScraper;
   /** Robots.txt and sitemaps: arbitrary sites, so no retries and no breaker. */
   site: () => Upstream;
   outbound: OutboundClient;
-  events: WebhookEventStore;
   secrets: WebhookSecrets;
-  settings: JobSettings;
-  metrics: JobMetrics;
   logger?: FastifyBaseLogger;
+}
+
+export interface WorkerDeps extends JobEnvironment {
+  store: JobStore;
+  queue: JobQueue;
+  events: WebhookEventStore;
+  metrics: JobMetrics;
 }
 
 export class JobWorker {

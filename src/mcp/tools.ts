@@ -8,11 +8,10 @@
  * tool with no other code, and a test can build the tools of any table.
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { Endpoint, HttpMethod } from '../pipeline/endpoint.ts';
+import { priceText, type Endpoint, type HttpMethod } from '../pipeline/endpoint.ts';
 import type { PriceTable } from '../credits/prices.ts';
 import { pathParameters, toJsonSchema } from '../validation/schema.ts';
 import type { JsonSchema } from '../validation/rules.ts';
-import { priceText } from '../http/openapi.ts';
 
 /** Account rows that are tools although unbilled and outside /v1: the caller's balances. */
 const ACCOUNT_TOOLS: ReadonlyArray<{ method: HttpMethod; path: string; name: string }> = [{ method: 'GET', path: '/me', name: 'me' }];

@@ -10,6 +10,7 @@ import type { RuntimeEvent } from '../core/upstream-events.ts';
 import type { JobEvent } from '../core/job-events.ts';
 import { ConfigError, type EnvReader } from '../core/env.ts';
 import { MonitorMetrics, type MonitorCounts } from './monitors.ts';
+import { seriesIn } from './series.ts';
 
 export interface MetricsSettings {
   /** A separate listener serving only /metrics (off by default). */
@@ -66,33 +67,32 @@ export class GleanerMetrics {
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'gleaner_' });
-    this.#requests = new Counter({ name: 'gleaner_http_requests_total', help: 'HTTP requests answered, by route template and status.', labelNames: ['method', 'route', 'status'], registers });
-    this.#latency = new Histogram({
-      name: 'gleaner_http_request_duration_seconds',
-      help: 'Time to answer, by route template.',
-      labelNames: ['method', 'route'],
-      buckets: LATENCY_BUCKETS,
-      registers,
-    });
-    this.#credits = new Counter({
-      name: 'gleaner_credits_total',
-      help: 'Credits of billed requests: charged on success, released (given back) otherwise.',
-      labelNames: ['product', 'outcome'],
-      registers,
-    });
-    this.#upstreams = new Counter({
-      name: 'gleaner_upstream_calls_total',
-      help: 'Upstream calls by upstream, operation and verdict (ok, empty, not_found, blocked, changed, timeout, unreachable, suspended, aborted).',
-      labelNames: ['upstream', 'operation', 'verdict'],
-      registers,
-    });
-    this.#upstreamLatency = new Histogram({
-      name: 'gleaner_upstream_duration_seconds',
-      help: 'Upstream call time, by upstream and operation (calls that reached the upstream or tried to: not suspended or aborted ones).',
-      labelNames: ['upstream', 'operation'],
-      buckets: LATENCY_BUCKETS,
-      registers,
-    });
+    const { counter, histogram } = seriesIn(this.registry);
+    const poolSeries = (kind: 'gauge' | 'counter', name: string, help: string, read: (stats: ReturnType<MetricsSources['pools']>[number]) => number | undefined) => {
+      const each = (record: (labels: { pool: string }, value: number) => void) => {
+        for (const stats of sources.pools()) {
+          const value = read(stats);
+          if (value !== undefined) record({ pool: stats.pool }, value);
+        }
+      };
+      const labelNames = ['pool'] as const;
+      if (kind === 'gauge') return new Gauge({ name, help, labelNames, registers, collect: function () { this.reset(); each((labels, value) => this.set(labels, value)); } });
+      return new Counter({ name, help, labelNames, registers, collect: function () { this.reset(); each((labels, value) => this.inc(labels, value)); } });
+    };
+    this.#requests = counter('gleaner_http_requests_total', 'HTTP requests answered, by route template and status.', ['method', 'route', 'status']);
+    this.#latency = histogram('gleaner_http_request_duration_seconds', 'Time to answer, by route template.', ['method', 'route'], LATENCY_BUCKETS);
+    this.#credits = counter('gleaner_credits_total', 'Credits of billed requests: charged on success, released (given back) otherwise.', ['product', 'outcome']);
+    this.#upstreams = counter(
+      'gleaner_upstream_calls_total',
+      'Upstream calls by upstream, operation and verdict (ok, empty, not_found, blocked, changed, timeout, unreachable, suspended, aborted).',
+      ['upstream', 'operation', 'verdict'],
+    );
+    this.#upstreamLatency = histogram(
+      'gleaner_upstream_duration_seconds',
+      'Upstream call time, by upstream and operation (calls that reached the upstream or tried to: not suspended or aborted ones).',
+      ['upstream', 'operation'],
+      LATENCY_BUCKETS,
+    );
     const known = new Set<string>();
     this.#circuitSeen = known;
     this.#circuitOpen = new Gauge({
@@ -120,100 +120,22 @@ export class GleanerMetrics {
         }
       },
     });
-    new Gauge({
-      name: 'gleaner_pool_workers',
-      help: 'Workers of each started pool (pdf threads, OCR engines, browser instances, web page conversion processes).',
-      labelNames: ['pool'],
-      registers,
-      collect() {
-        this.reset();
-        for (const p of sources.pools()) this.set({ pool: p.pool }, p.workers);
-      },
-    });
-    new Gauge({
-      name: 'gleaner_pool_busy_workers',
-      help: 'Workers of each pool running a job.',
-      labelNames: ['pool'],
-      registers,
-      collect() {
-        this.reset();
-        for (const p of sources.pools()) this.set({ pool: p.pool }, p.busy);
-      },
-    });
-    new Gauge({
-      name: 'gleaner_pool_queue_depth',
-      help: 'Jobs waiting for a worker, per pool.',
-      labelNames: ['pool'],
-      registers,
-      collect() {
-        this.reset();
-        for (const p of sources.pools()) this.set({ pool: p.pool }, p.queued);
-      },
-    });
-    new Counter({
-      name: 'gleaner_pool_recycled_workers_total',
-      help: 'Workers replaced to give their memory back (OCR engines after their job budget, web conversion processes past their memory high-water mark).',
-      labelNames: ['pool'],
-      registers,
-      // The pools count; a scrape reads their totals.
-      collect() {
-        this.reset();
-        for (const p of sources.pools()) if (p.recycled !== undefined) this.inc({ pool: p.pool }, p.recycled);
-      },
-    });
-    new Gauge({
-      name: 'gleaner_pool_memory_bytes',
-      help: "Resident memory of a pool's processes, where measured: the headless browser's whole Chromium process tree (browser, renderers, helpers).",
-      labelNames: ['pool'],
-      registers,
-      collect() {
-        this.reset();
-        for (const p of sources.pools()) if (p.memoryBytes !== undefined) this.set({ pool: p.pool }, p.memoryBytes);
-      },
-    });
-    new Gauge({
-      name: 'gleaner_pool_sandboxed',
-      help: "1 when a pool's processes run in their sandbox, 0 when they run without it: the browser pool's Chromium (BROWSER_SANDBOX; the start log says why it is not sandboxed).",
-      labelNames: ['pool'],
-      registers,
-      collect() {
-        this.reset();
-        for (const p of sources.pools()) if (p.sandboxed !== undefined) this.set({ pool: p.pool }, p.sandboxed ? 1 : 0);
-      },
-    });
-    new Counter({
-      name: 'gleaner_pool_memory_kills_total',
-      help: 'Work ended for passing its memory limit: browser renderers killed past BROWSER_PAGE_MEMORY_MB (their requests fail, uncharged).',
-      labelNames: ['pool'],
-      registers,
-      collect() {
-        this.reset();
-        for (const p of sources.pools()) if (p.memoryKills !== undefined) this.inc({ pool: p.pool }, p.memoryKills);
-      },
-    });
-    new Counter({
-      name: 'gleaner_pool_user_waits_total',
-      help: "Tasks that waited while a worker was free because their user already kept its bound of workers busy (POOL_USER_CONCURRENCY, BROWSER_USER_CONCURRENCY): one user's flood held back.",
-      labelNames: ['pool'],
-      registers,
-      collect() {
-        this.reset();
-        for (const p of sources.pools()) if (p.userWaits !== undefined) this.inc({ pool: p.pool }, p.userWaits);
-      },
-    });
-    this.#jobPages = new Counter({
-      name: 'gleaner_job_pages_total',
-      help: 'Pages of crawl and batch jobs worked on by this process: delivered (and billed), failed (the target could not be read) or skipped (the job ended first).',
-      labelNames: ['outcome'],
-      registers,
-    });
+    // The pools' own figures, read at scrape time: gauges of what is now, counters of their totals.
+    poolSeries('gauge', 'gleaner_pool_workers', 'Workers of each started pool (pdf threads, OCR engines, browser instances, web page conversion processes).', (p) => p.workers);
+    poolSeries('gauge', 'gleaner_pool_busy_workers', 'Workers of each pool running a job.', (p) => p.busy);
+    poolSeries('gauge', 'gleaner_pool_queue_depth', 'Jobs waiting for a worker, per pool.', (p) => p.queued);
+    poolSeries('counter', 'gleaner_pool_recycled_workers_total', 'Workers replaced to give their memory back (OCR engines after their job budget, web conversion processes past their memory high-water mark).', (p) => p.recycled);
+    poolSeries('gauge', 'gleaner_pool_memory_bytes', "Resident memory of a pool's processes, where measured: the headless browser's whole Chromium process tree (browser, renderers, helpers).", (p) => p.memoryBytes);
+    poolSeries('gauge', 'gleaner_pool_sandboxed', "1 when a pool's processes run in their sandbox, 0 when they run without it: the browser pool's Chromium (BROWSER_SANDBOX; the start log says why it is not sandboxed).", (p) => (p.sandboxed === undefined ? undefined : p.sandboxed ? 1 : 0));
+    poolSeries('counter', 'gleaner_pool_memory_kills_total', 'Work ended for passing its memory limit: browser renderers killed past BROWSER_PAGE_MEMORY_MB (their requests fail, uncharged).', (p) => p.memoryKills);
+    poolSeries('counter', 'gleaner_pool_user_waits_total', "Tasks that waited while a worker was free because their user already kept its bound of workers busy (POOL_USER_CONCURRENCY, BROWSER_USER_CONCURRENCY): one user's flood held back.", (p) => p.userWaits);
+    this.#jobPages = counter(
+      'gleaner_job_pages_total',
+      'Pages of crawl and batch jobs worked on by this process: delivered (and billed), failed (the target could not be read) or skipped (the job ended first).',
+      ['outcome'],
+    );
     this.monitors = new MonitorMetrics(this.registry, sources.monitors);
-    this.#webhooks = new Counter({
-      name: 'gleaner_webhook_deliveries_total',
-      help: 'Webhook delivery attempts by outcome: delivered, retry (to be tried again), refused (private address), expired (24 h of failures).',
-      labelNames: ['outcome'],
-      registers,
-    });
+    this.#webhooks = counter('gleaner_webhook_deliveries_total', 'Webhook delivery attempts by outcome: delivered, retry (to be tried again), refused (private address), expired (24 h of failures).', ['outcome']);
     if (sources.jobs) {
       let jobs: ReturnType<NonNullable<MetricsSources['jobs']>> | null = null;
       const readJobs = () => (jobs ??= sources.jobs!().finally(() => setImmediate(() => (jobs = null))));

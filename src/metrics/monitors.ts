@@ -4,7 +4,8 @@
  * deliveries of the monitors' events, and the monitors by status. Fed by the monitor service's
  * follower steps and delivery attempts; the monitors by status are read at scrape time.
  */
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Gauge, type Counter, type Registry } from 'prom-client';
+import { seriesIn } from './series.ts';
 
 /** A follower step, as the monitor service reports it. */
 export interface MonitorStepEvent {
@@ -35,30 +36,19 @@ export class MonitorMetrics {
 
   constructor(registry: Registry, counts?: MonitorCounts) {
     const registers = [registry];
-    this.#lag = new Gauge({
-      name: 'gleaner_monitor_head_lag_blocks',
-      help: "Blocks between the chain's head and the last block its follower processed, as of the follower's last step; reported by the process holding the chain's lease only.",
-      labelNames: ['chain'],
-      registers,
-    });
-    this.#blocks = new Counter({
-      name: 'gleaner_monitor_blocks_total',
-      help: "Blocks the chain's follower processed (read, matched and committed) in this process.",
-      labelNames: ['chain'],
-      registers,
-    });
-    this.#reorgs = new Counter({
-      name: 'gleaner_monitor_reorgs_total',
-      help: "Chain reorganisations the chain's follower found and walked back in this process.",
-      labelNames: ['chain'],
-      registers,
-    });
-    this.#events = new Counter({
-      name: 'gleaner_monitor_events_total',
-      help: "Delivery attempts of the monitors' events by outcome: delivered, retry (failed, to be tried again), failed (given up: a refused address, or 24 hours of failures).",
-      labelNames: ['chain', 'outcome'],
-      registers,
-    });
+    const { counter, gauge } = seriesIn(registry);
+    this.#lag = gauge(
+      'gleaner_monitor_head_lag_blocks',
+      "Blocks between the chain's head and the last block its follower processed, as of the follower's last step; reported by the process holding the chain's lease only.",
+      ['chain'],
+    );
+    this.#blocks = counter('gleaner_monitor_blocks_total', "Blocks the chain's follower processed (read, matched and committed) in this process.", ['chain']);
+    this.#reorgs = counter('gleaner_monitor_reorgs_total', "Chain reorganisations the chain's follower found and walked back in this process.", ['chain']);
+    this.#events = counter(
+      'gleaner_monitor_events_total',
+      "Delivery attempts of the monitors' events by outcome: delivered, retry (failed, to be tried again), failed (given up: a refused address, or 24 hours of failures).",
+      ['chain', 'outcome'],
+    );
     if (counts) {
       new Gauge({
         name: 'gleaner_monitors',

@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { isoColumn } from '../accounts/store.ts';
 import type { Queryable } from '../storage/db.ts';
 import { isoMicros } from '../core/time.ts';
-import { WEBHOOK_EVENT_TTL_DAYS } from '../webhooks/events.ts';
+import { isUuid } from '../core/uuid.ts';
+import { WEBHOOK_EVENT_TTL_DAYS, type DeliveryAttempts, type WebhookEventState } from '../webhooks/events.ts';
 import type { MonitorAsset } from './matching.ts';
 
 /**
@@ -47,19 +48,12 @@ export interface NewMonitor {
 }
 
 /** One delivery of a monitor, as `GET /v1/chain/monitors/{id}/events` shows it. */
-export interface MonitorEventView {
+export interface MonitorEventView extends DeliveryAttempts {
   id: string;
   type: string;
-  status: 'pending' | 'delivered' | 'failed';
-  attempts: number;
-  last_status: number | null;
-  last_error: string | null;
-  created_at: string;
-  delivered_at: string | null;
+  status: WebhookEventState;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export const isUuid = (value: string) => UUID.test(value);
 
 const MONITOR_COLUMNS = `id, user_id::int AS user_id, chain, addresses, webhook_url, asset, min_value::text AS min_value, confirmations, status,
   from_block::int AS from_block, ${isoColumn('created_at')} AS created_at, ${isoColumn('updated_at')} AS updated_at`;

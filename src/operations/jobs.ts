@@ -7,7 +7,7 @@
 import { FINAL_STATUSES, JOB_STATUSES, JobStore, type JobRow, type JobStatus } from '../jobs/store.ts';
 import { WebhookEventStore, type WebhookEventSummary } from '../webhooks/events.ts';
 import { OperationError } from './errors.ts';
-import { filterIssue, idIssue, notOneOfIssue, oneOfIssue, wholeNumberIssue } from './rules.ts';
+import { filterIssue, idIssue, notOneOfIssue, oneOfIssue, ownedBy, wholeNumberIssue } from './rules.ts';
 import { requireUser } from './users.ts';
 import type { OperationStores } from './stores.ts';
 import { isoMicros } from '../core/time.ts';
@@ -60,8 +60,7 @@ function described(job: JobRow): string {
 
 function listRow(job: JobRow): JobListRow {
   return {
-    id: job.id,
-    user: job.user_id,
+    ...ownedBy(job),
     kind: job.kind,
     status: job.status,
     url: described(job),

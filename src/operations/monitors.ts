@@ -10,7 +10,7 @@ import { isoMicros } from '../core/time.ts';
 import { pauseByOperator } from '../monitors/pause.ts';
 import { MONITOR_STATUSES, MonitorStore, type MonitorEventView, type MonitorRow, type MonitorStatus } from '../monitors/store.ts';
 import { OperationError } from './errors.ts';
-import { filterIssue, idIssue, notOneOfIssue, oneOfIssue, wholeNumberIssue } from './rules.ts';
+import { filterIssue, idIssue, notOneOfIssue, oneOfIssue, ownedBy, wholeNumberIssue } from './rules.ts';
 import { requireUser } from './users.ts';
 import type { OperationStores } from './stores.ts';
 
@@ -49,8 +49,7 @@ const noMonitor = (monitor: string) => OperationError.notFound(`There is no moni
 
 function listRow(row: MonitorRow): MonitorListRow {
   return {
-    id: row.id,
-    user: row.user_id,
+    ...ownedBy(row),
     chain: row.chain,
     status: row.status,
     addresses: row.addresses.length,

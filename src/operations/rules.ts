@@ -95,3 +95,6 @@ export function filterIssue(field: string, value: unknown, check: (value: unknow
   }
   return check(value);
 }
+
+/** A user's record (a job, a monitor) as the operator's lists name it: its id and its owner. */
+export const ownedBy = (row: { id: string; user_id: number }) => ({ id: row.id, user: row.user_id });

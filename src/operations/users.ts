@@ -1,5 +1,5 @@
 /** Users: create, list, show, and the Stripe customer whose paid invoices renew their plans. */
-import { EmailTakenError, type UserView } from '../accounts/store.ts';
+import { EMAIL_TAKEN_MESSAGE, EmailTakenError, type UserView } from '../accounts/store.ts';
 import { OperationError } from './errors.ts';
 import { emailIssue, idIssue, stripeCustomerIssue, textIssue } from './rules.ts';
 import type { OperationStores } from './stores.ts';
@@ -14,7 +14,7 @@ export async function requireUser(stores: Pick<OperationStores, 'accounts'>, use
 const emailTaken = (email: string) =>
   OperationError.conflict(new EmailTakenError(email).message, {
     field: 'email',
-    message: 'The email has already been taken.',
+    message: EMAIL_TAKEN_MESSAGE,
     predicate: 'is already taken.',
   });
 

@@ -9,9 +9,9 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { FieldErrors, HttpError } from '../core/errors.ts';
-import type { Fields, InputOf, Schema } from '../validation/schema.ts';
+import { validatedInput, type Fields, type InputOf, type Schema } from '../validation/schema.ts';
 import type { Product } from '../credits/products.ts';
-import type { Operation } from '../credits/prices.ts';
+import { OPERATION_DEFAULTS, type Operation, type PriceTable } from '../credits/prices.ts';
 import type { AuthenticatedUser } from '../accounts/store.ts';
 import type { Services } from '../services.ts';
 import type { CallContext } from '../adapters/kit/types.ts';
@@ -99,6 +99,18 @@ export interface PriceText {
   credits(operation: Operation): string;
 }
 
+/** The price table as descriptions quote it; an operation the table lacks is quoted at its default. */
+export function priceText(table: PriceTable): PriceText {
+  const price = (operation: Operation) => table[operation] ?? OPERATION_DEFAULTS[operation];
+  return {
+    price,
+    credits: (operation) => {
+      const credits = price(operation);
+      return `${credits} credit${credits === 1 ? '' : 's'}`;
+    },
+  };
+}
+
 interface RowShape<I, F extends Fields, S extends TSchema> {
   method: HttpMethod;
   /**
@@ -163,9 +175,27 @@ export type Endpoint = RowShape<Record<string, unknown>, Fields, TSchema>;
 export type EndpointDefinition<F extends Fields, S extends TSchema = TSchema> = RowShape<InputOf<F>, F, S>;
 
 /**
- * Declares one row. The handler's `input` is typed from `schema`; the pipeline hands it exactly
- * what that schema validated and coerced, which is why the row can then be held untyped.
+ * Declares one row. The handler's `input` is typed from `schema`; the table holds the row untyped,
+ * its handler and billing reading what the pipeline hands them (only what that same schema
+ * validated and coerced) as their schema's rules type it.
  */
 export function defineEndpoint<const F extends Fields, S extends TSchema = TSchema>(definition: EndpointDefinition<F, S>): Endpoint {
-  return definition as unknown as Endpoint;
+  const typed = (input: Record<string, unknown>) => validatedInput(definition.schema, input);
+  const { handler, billing } = definition;
+  return {
+    ...definition,
+    billing: billing && billingReading(billing, typed),
+    handler: (context) => handler({ ...context, input: typed(context.input) }),
+  };
+}
+
+/** A row's billing with each function reading the validated input as its schema types it. */
+function billingReading<I>(billing: Billing<I>, typed: (input: Record<string, unknown>) => I): Billing<Record<string, unknown>> {
+  const { operation, units, credits } = billing;
+  return {
+    product: billing.product,
+    operation: typeof operation === 'function' ? (input) => operation(typed(input)) : operation,
+    ...(units && { units: (input: Record<string, unknown>) => units(typed(input)) }),
+    ...(credits && { credits: (count: number, unitPrice: number, input: Record<string, unknown>) => credits(count, unitPrice, typed(input)) }),
+  };
 }

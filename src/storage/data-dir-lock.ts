@@ -25,6 +25,7 @@ import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { jsonOrUndefined } from '../core/json.ts';
 
 export class DataDirBusyError extends Error {}
 
@@ -70,12 +71,7 @@ function thisProcess(): Owner {
 
 /** The owner a lock file names: JSON, or a bare pid as written by earlier versions. */
 function parseOwner(text: string): Owner | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
+  let value = jsonOrUndefined(text);
   if (typeof value === 'number') value = { pid: value };
   if (typeof value !== 'object' || value === null) return undefined;
   const { pid, start, boot, host } = value as Record<string, unknown>;

@@ -196,6 +196,21 @@ export const boolean = (): TransformRule<boolean> => ({
   describe: (s) => void (s.type = 'boolean'),
 });
 
+/**
+ * Laravel's `array` for a JSON list of strings (`The urls must be an array.`): the handler gets its
+ * items as strings. What each item must be (a URL, a pattern, an address) is checked by the row,
+ * keyed `<field>.<n>` as Laravel keys array items, and refuses an item that is not a string, so
+ * none is ever left out here; `items` describes them in the OpenAPI document.
+ */
+export const stringList = (items: JsonSchema = { type: 'string' }): TransformRule<string[]> => ({
+  name: 'array',
+  check: (value) => Array.isArray(value),
+  transform: (value) => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []),
+  message: (attr) => `The ${attr} must be an array.`,
+  needsValid: true,
+  describe: (s) => void Object.assign(s, { type: 'array', items }),
+});
+
 export const object = (): Rule<Record<string, unknown>> => ({
   name: 'array',
   check: (value) => typeof value === 'object' && value !== null && !Array.isArray(value),

@@ -125,6 +125,15 @@ export type FieldExpectations = Record<string, string>;
 
 export type ValidationResult = { ok: true; value: Record<string, unknown> } | { ok: false; errors: FieldErrors; expected: FieldExpectations };
 
+/**
+ * What `validate` answered for this schema, as the schema's rules type it (`InputOf`): defaults
+ * filled in, each field's value what its rules let through or its last transforming rule made of
+ * it. The pipeline hands a row's functions nothing else, which is what makes this reading true.
+ */
+export function validatedInput<F extends Fields>(_schema: Schema<F>, value: Record<string, unknown>): InputOf<F> {
+  return value as InputOf<F>;
+}
+
 /** Refuses every outside look-up: for schemas whose rules never need one. */
 const NO_SERVICES: ValidationServices = {
   isPublicUrl: async () => false,

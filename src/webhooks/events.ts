@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { isoColumn } from '../accounts/store.ts';
 import type { Database, Queryable } from '../storage/db.ts';
 import { isoMicros } from '../core/time.ts';
+import { isUuid } from '../core/uuid.ts';
 
 /** Events, delivered or not, are kept as long as the job they belong to. */
 export const WEBHOOK_EVENT_TTL_DAYS = 7;
@@ -38,11 +39,8 @@ export interface StoredWebhookEvent {
   expiresAt: string;
 }
 
-/** One line of a job's deliveries, as the operator's job view shows it. */
-export interface WebhookEventSummary {
-  id: string;
-  type: string;
-  state: WebhookEventState;
+/** How an event's delivery went, as the answers that list deliveries show it. */
+export interface DeliveryAttempts {
   attempts: number;
   last_status: number | null;
   last_error: string | null;
@@ -50,7 +48,12 @@ export interface WebhookEventSummary {
   delivered_at: string | null;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** One line of a job's deliveries, as the operator's job view shows it. */
+export interface WebhookEventSummary extends DeliveryAttempts {
+  id: string;
+  type: string;
+  state: WebhookEventState;
+}
 
 /** Longest error text stored with an event. */
 const MAX_ERROR_LENGTH = 500;
@@ -82,7 +85,7 @@ export class WebhookEventStore {
   }
 
   async load(id: string): Promise<StoredWebhookEvent | null> {
-    if (!UUID.test(id)) return null;
+    if (!isUuid(id)) return null;
     const [row] = await this.#db.query<StoredWebhookEvent>(
       `SELECT id, user_id AS "userId", job_id AS "jobId", source, url, type, body, state, attempts,
               last_status AS "lastStatus", last_error AS "lastError",
@@ -127,7 +130,7 @@ export class WebhookEventStore {
 
   /** A job's events, oldest first. */
   async listForJob(jobId: string): Promise<WebhookEventSummary[]> {
-    if (!UUID.test(jobId)) return [];
+    if (!isUuid(jobId)) return [];
     return this.#db.query<WebhookEventSummary>(
       `SELECT id, type, state, attempts, last_status, last_error,
               ${isoColumn('created_at')} AS created_at, ${isoColumn('delivered_at')} AS delivered_at
@@ -137,7 +140,7 @@ export class WebhookEventStore {
   }
 
   async #update(id: string, sql: string, params: unknown[]): Promise<boolean> {
-    if (!UUID.test(id)) return false;
+    if (!isUuid(id)) return false;
     const rows = await this.#db.query<{ id: string }>(`${sql} RETURNING id`, [id, ...params]);
     return rows.length > 0;
   }

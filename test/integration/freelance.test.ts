@@ -25,14 +25,24 @@ const json = (body: string | unknown, status = 200): UpstreamAnswer => ({
 /** The fake API of the running test. */
 let api: (hit: UpstreamHit) => UpstreamAnswer = defaultApi;
 
+/** The projects the search fixture lists, each also answered by `projects/` (by id or seo_url), as the API does. */
+const listed = JSON.parse(fixture('search-page.json')) as { result: { projects: Array<{ id: number; seo_url: string }>; users: unknown } };
+
+/** `projects/` as the API answers it: by `projects[]` ids, and by `seo_urls[]` unless told the filter is not applied. */
+function projectsApi(hit: UpstreamHit, { seoUrls = true } = {}): UpstreamAnswer {
+  const ids = hit.query.getAll('projects[]');
+  const seo = seoUrls ? hit.query.getAll('seo_urls[]') : [];
+  if (ids.includes('38001234') || seo.includes('excel/data-analyst-weekly-sales-reports')) return json(fixture('project-hourly.json'));
+  if (ids.includes('38009999')) return json(fixture('project-deleted.json'));
+  const found = listed.result.projects.filter((project) => ids.includes(String(project.id)) || seo.includes(project.seo_url));
+  if (found.length > 0) return json({ status: 'success', result: { projects: found, total_count: found.length, users: listed.result.users } });
+  return json(fixture('project-none.json'));
+}
+
 function defaultApi(hit: UpstreamHit): UpstreamAnswer {
   if (hit.path === `${API}/jobs/`) return json(fixture('jobs.json'));
   if (hit.path === `${API}/projects/active/`) return json(fixture('search-page.json'));
-  if (hit.path === `${API}/projects/`) {
-    if (hit.query.getAll('projects[]').includes('38001234') || hit.query.getAll('seo_urls[]').includes('excel/data-analyst-weekly-sales-reports')) return json(fixture('project-hourly.json'));
-    if (hit.query.getAll('projects[]').includes('38009999')) return json(fixture('project-deleted.json'));
-    return json(fixture('project-none.json'));
-  }
+  if (hit.path === `${API}/projects/`) return projectsApi(hit);
   return json(fixture('error-not-found.json'), 404);
 }
 
@@ -187,6 +197,33 @@ describe('search', () => {
     assert.equal(await balance(u.id), 11);
   });
 
+  test('three pages from an API that lists fewer than asked: its count says when the last page comes', async () => {
+    const u = await service.user({ scraping: 20 });
+    const all = JSON.parse(fixture('search-page.json'));
+    const projects = [0, 1, 2, 3, 4, 5].map((n) => ({ ...all.result.projects[0], id: 200 + n, title: `Project ${n}` }));
+    api = (hit) => {
+      if (hit.path !== `${API}/projects/active/`) return defaultApi(hit);
+      // Two a page, whatever the limit asked.
+      const offset = Number(hit.query.get('offset'));
+      return json({ status: 'success', result: { projects: projects.slice(offset, offset + 2), total_count: projects.length, users: all.result.users } });
+    };
+    const search = { query: 'python', skills: ['Python'], limit: 5 };
+    const ids: number[][] = [];
+    let token: string | null = null;
+    for (let page = 0; page < 3; page += 1) {
+      const r = await call('/v1/freelance/search', u.token, token === null ? search : { ...search, next_page_token: token });
+      assert.equal(r.status, 200, r.text);
+      ids.push(r.body.response.map((p: { id: number }) => p.id));
+      assert.equal(r.body.pagination.total_count, 6);
+      token = r.body.pagination.next_page_token;
+      assert.equal(typeof token, page < 2 ? 'string' : 'object', `page ${page + 1}`);
+    }
+    assert.deepEqual(ids, [[200, 201], [202, 203], [204, 205]]);
+    assert.equal(token, null);
+    assert.deepEqual(hitsOn('/projects/active/').map((hit) => hit.query.get('offset')), ['0', '2', '4']);
+    assert.equal(await balance(u.id), 20 - 9);
+  });
+
   test('an API failure or an unknown layout: 502, uncharged; the layout is a `changed` verdict', async () => {
     const u = await service.user({ scraping: 10 });
     api = (hit) => (hit.path === `${API}/projects/active/` ? json(fixture('error-invalid-param.json'), 503) : defaultApi(hit));
@@ -231,6 +268,46 @@ describe('project', () => {
     const [looked] = hitsOn('/projects/');
     assert.deepEqual(looked.query.getAll('seo_urls[]'), ['excel/data-analyst-weekly-sales-reports']);
     assert.equal(await balance(u.id), 7);
+  });
+
+  test('by the URL search answers: the same project', async () => {
+    const u = await service.user({ scraping: 20 });
+    const found = await call('/v1/freelance/search', u.token, { query: 'python scraping' });
+    assert.equal(found.status, 200, found.text);
+    for (const item of found.body.response as Array<{ id: number; url: string; title: string }>) {
+      const r = await call('/v1/freelance/project', u.token, { url: item.url });
+      assert.equal(r.status, 200, `${item.url}: ${r.text}`);
+      assert.equal(r.body.response.id, item.id);
+      assert.equal(r.body.response.url, item.url);
+      assert.equal(r.body.response.title, item.title);
+    }
+    assert.equal(await balance(u.id), 20 - 3 * 4);
+  });
+
+  test('a page the API\'s seo_urls[] filter does not find: the slug is resolved (its trailing id, else a search of its words)', async () => {
+    const u = await service.user({ scraping: 20 });
+    const withId = { ...listed.result.projects[0], id: 39012345, seo_url: 'python/csv-export-fix-39012345' };
+    api = (hit) => {
+      if (hit.path === `${API}/projects/` && hit.query.getAll('projects[]').includes('39012345')) return json({ status: 'success', result: { projects: [withId], users: listed.result.users } });
+      // The filter is not applied: the answer lists some other project, which is never taken for the one asked.
+      if (hit.path === `${API}/projects/` && hit.query.getAll('seo_urls[]').length > 0) return json({ status: 'success', result: { projects: [listed.result.projects[2]], users: listed.result.users } });
+      return hit.path === `${API}/projects/` ? projectsApi(hit, { seoUrls: false }) : defaultApi(hit);
+    };
+    const byId = await call('/v1/freelance/project', u.token, { url: 'https://www.freelancer.com/projects/Python/CSV-export-fix-39012345/details' });
+    assert.equal(byId.status, 200, byId.text);
+    assert.equal(byId.body.response.id, 39012345);
+
+    upstream.hits.length = 0;
+    const bySearch = await call('/v1/freelance/project', u.token, { url: 'https://www.freelancer.com/projects/php/laravel-developer-ongoing-admin-panel' });
+    assert.equal(bySearch.status, 200, bySearch.text);
+    assert.equal(bySearch.body.response.id, listed.result.projects[1].id);
+    assert.deepEqual(hitsOn('/projects/active/').map((hit) => hit.query.get('query')), ['laravel developer ongoing admin panel']);
+    assert.deepEqual(hitsOn('/projects/').map((hit) => [...hit.query.getAll('seo_urls[]'), ...hit.query.getAll('projects[]')]), [['php/laravel-developer-ongoing-admin-panel'], [String(listed.result.projects[1].id)]]);
+
+    // A trailing number that is another project's id, and a slug no search lists: 404, uncharged.
+    const otherId = await call('/v1/freelance/project', u.token, { url: 'https://www.freelancer.com/projects/python/ten-logos-37912345' });
+    assert.equal(otherId.status, 404, otherId.text);
+    assert.equal(await balance(u.id), 20 - 6);
   });
 
   test('by id, as digits or a number, and by a /projects/<id> URL on a country site', async () => {

@@ -1,7 +1,8 @@
 /**
  * POST /v1/map against a loopback site: robots.txt's Sitemap line, a sitemap index with a gzipped
  * child, /sitemap.xml, the start page's links; scope, canonical forms and dedupe, the search
- * filter, the limit, validation, billing, and a site that cannot be reached.
+ * filter, the limit, robots.txt's rules (and `ignore_robots` where the operator allows it),
+ * validation, billing, and a site that cannot be reached.
  *
  * The service exempts only the name `localhost` from the public-address rule, so the site is
  * reached as localhost.
@@ -82,8 +83,7 @@ describe('POST /v1/map', () => {
           `${base}/blog/second`,
           `${base}/search?topic=blog`,
           `${base}/legacy`,
-          // Listed though robots.txt disallows it: a map fetches nothing.
-          `${base}/private/secret`,
+          // Not /private/secret: robots.txt disallows it.
           `${base}/blog/third`,
         ],
       },
@@ -119,11 +119,62 @@ describe('POST /v1/map', () => {
       `${base}/legacy`,
       `${base}/`,
       `${base}/blog/first`,
-      `${base}/private/secret`,
       `${base}/blog/second`,
       `${base}/blog/third`,
     ]);
     assert.equal(r.charged, 1);
+  });
+
+  test('robots.txt: what it disallows for the crawler is left out; ignore_robots lists it only where the operator allows it', async () => {
+    const jobs = service.services.config.jobs;
+    const refused = await map({ url: `${base}/`, ignore_robots: true });
+    assert.equal(refused.status, 422);
+    assert.deepEqual(refused.body, {
+      message: 'The given data was invalid.',
+      errors: { ignore_robots: ['The ignore robots field cannot be true: this service lists only what robots.txt allows.'] },
+    });
+    assert.equal(refused.charged, 0);
+    const notFlag = await map({ url: `${base}/`, ignore_robots: 'yes please' });
+    assert.deepEqual(notFlag.body.errors, { ignore_robots: ['The ignore robots field must be true or false.'] });
+
+    jobs.allowIgnoreRobots = true;
+    try {
+      const all = await map({ url: `${base}/`, search: 'private', ignore_robots: true });
+      assert.equal(all.status, 200, all.text);
+      assert.deepEqual(all.body.response.links, [`${base}/private/secret`]);
+      assert.equal(all.charged, 1);
+      const honoured = await map({ url: `${base}/`, search: 'private', ignore_robots: false });
+      assert.deepEqual(honoured.body.response.links, []);
+    } finally {
+      jobs.allowIgnoreRobots = false;
+    }
+
+    // The crawler's own group, when robots.txt has one, is the one that judges.
+    const own = await startLoopbackSite();
+    try {
+      const ownBase = own.url('localhost');
+      own.route('/', () => ({ headers: { 'content-type': 'text/html' }, body: '<a href="/a">A</a> <a href="/drafts/b">B</a> <a href="/c">C</a>' }));
+      own.route('/robots.txt', () => ({ headers: { 'content-type': 'text/plain' }, body: 'User-agent: *\nDisallow: /\n\nUser-agent: gleaner\nDisallow: /drafts/\n' }));
+      const r = await map({ url: `${ownBase}/` });
+      assert.equal(r.status, 200, r.text);
+      assert.deepEqual(r.body.response.links, [`${ownBase}/`, `${ownBase}/a`, `${ownBase}/c`]);
+    } finally {
+      await own.close();
+    }
+  });
+
+  test('a robots.txt that cannot be read (5xx) may disallow everything: 502, nothing charged', async () => {
+    const failing = await startLoopbackSite();
+    try {
+      failing.route('/', () => ({ headers: { 'content-type': 'text/html' }, body: '<a href="/a">A</a>' }));
+      failing.route('/robots.txt', () => ({ status: 503, body: 'busy' }));
+      const r = await map({ url: `${failing.url('localhost')}/` });
+      assert.equal(r.status, 502, r.text);
+      assert.deepEqual(r.body, { message: "The site's robots.txt could not be read: it may disallow every URL." });
+      assert.equal(r.charged, 0);
+    } finally {
+      await failing.close();
+    }
   });
 
   test('validation: 422 for a missing, malformed or private url and a limit out of range; nothing charged', async () => {

@@ -4,8 +4,10 @@
  */
 import test from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { defineEndpoint } from '../../src/pipeline/endpoint.ts';
-import { boolean, custom, format, integer, oneOf, parsed, prohibits, required, requiredWithout, string, url } from '../../src/validation/rules.ts';
+import { between, boolean, custom, format, integer, oneOf, parsed, prohibits, required, requiredWithout, string, stringList, url } from '../../src/validation/rules.ts';
 import { field, validate } from '../../src/validation/schema.ts';
 
 const row = defineEndpoint({
@@ -20,9 +22,10 @@ const row = defineEndpoint({
       sort: { rules: [string(), oneOf(['hot', 'new'])], default: 'hot' },
       limit: { rules: [integer()] },
       nsfw: { rules: [boolean()] },
+      urls: { rules: [required(), stringList(), between(1, 10)] },
     },
   },
-  billing: { product: 'scraping', operation: 'forum', units: (input) => (input.limit ?? 1) },
+  billing: { product: 'scraping', operation: 'forum', units: (input) => (input.limit ?? input.urls.length) },
   history: true,
   success: { status: 200, description: 'ok' },
   async handler({ input }) {
@@ -31,15 +34,36 @@ const row = defineEndpoint({
     // @ts-expect-error an optional field may be absent
     const limit: number = input.limit;
     const nsfw: boolean | undefined = input.nsfw;
+    const urls: string[] = input.urls;
     // @ts-expect-error a field the schema does not declare
     const other = input.other;
-    return { body: { query, sort, limit, nsfw, other } };
+    return { body: { query, sort, limit, nsfw, urls, other } };
   },
 });
 
 test('a typed row is held in the table untyped, with its parts intact', () => {
   assert.equal(row.path, '/v1/typed');
   assert.equal(row.billing?.units?.({ limit: 7 }), 7);
+  assert.equal(row.billing?.units?.({ urls: ['a', 'b'] }), 2);
+});
+
+test('a list of strings is handed over as strings', async () => {
+  const result = await validate(row.schema, { query: 'q', urls: ['https://example.com/'] });
+  assert.deepEqual(result.ok && result.value.urls, ['https://example.com/']);
+  const notList = await validate(row.schema, { query: 'q', urls: 'https://example.com/' });
+  assert.equal(!notList.ok && notList.errors.urls[0], 'The urls must be an array.');
+});
+
+test('no row casts its input, and the table holds rows without a cast: the rules give every type', () => {
+  const src = path.resolve(import.meta.dirname, '../../src');
+  const casts: string[] = [];
+  for (const name of readdirSync(path.join(src, 'endpoints'))) {
+    const source = readFileSync(path.join(src, 'endpoints', name), 'utf8');
+    for (const match of source.matchAll(/\binput(?:\.\w+|\[[^\]]+\])\)?\s+as\s+(?!const\b)\S+/g)) casts.push(`endpoints/${name}: ${match[0]}`);
+  }
+  const rows = readFileSync(path.join(src, 'pipeline', 'endpoint.ts'), 'utf8');
+  for (const match of rows.matchAll(/\bas\s+(?:unknown\s+as\s+)?Endpoint\b/g)) casts.push(`pipeline/endpoint.ts: ${match[0]}`);
+  assert.deepEqual(casts, []);
 });
 
 /** A transforming rule: a "ticket" URL is checked as a URL and handed over as its number. */

@@ -1,5 +1,5 @@
 /**
- * Layers point one way: http → endpoints → pipeline → services → capabilities/operations →
+ * Layers point one way: http → mcp → endpoints → pipeline → services → capabilities/operations →
  * jobs/operations → adapters/extract → browser → accounts/credits/history/throttle/outbound/webhooks →
  * storage/validation → core.
  * A module may import from its own layer or a lower one, never a higher one (a type import counts:
@@ -23,7 +23,9 @@ const LAYERS: string[][] = [
   ['services.ts'],
   ['pipeline'],
   ['endpoints'],
-  ['http', 'mcp'],
+  // The MCP tools are served by the HTTP server (`POST /mcp`): they never reach up into it.
+  ['mcp'],
+  ['http'],
   ['app.ts', 'operator', 'cli'],
 ];
 

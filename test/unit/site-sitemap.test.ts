@@ -276,6 +276,29 @@ describe('mapSite', () => {
     assert.deepEqual(site.asked, ['https://example.com/robots.txt', 'https://example.com/sitemap.xml']);
   });
 
+  test("robots.txt: each origin's own file judges its URLs; one that cannot be read lists nothing; ignoreRobots lists all", async () => {
+    const site = siteOf({
+      'https://example.com/robots.txt': { body: 'User-agent: *\nDisallow: /private/\n' },
+      'https://blog.example.com/robots.txt': { body: 'User-agent: gleaner\nDisallow: /drafts/\n' },
+      'https://shop.example.com/robots.txt': { status: 503, body: 'down' },
+      'https://example.com/sitemap.xml': {
+        body: urlset('https://example.com/a', 'https://example.com/private/b', 'https://blog.example.com/post', 'https://blog.example.com/drafts/c', 'https://shop.example.com/cart', 'https://www.example.com/d'),
+      },
+    });
+    const request = { url: 'https://example.com/', limit: 50, includeSubdomains: true };
+    const deps = { site: site.call, web: hangingPage, userAgent: 'gleaner', deadlineMs: 300 };
+    assert.deepEqual(await mapSite(request, deps, {}), {
+      kind: 'ok',
+      // www.example.com has no robots.txt (404): no rules.
+      links: ['https://example.com/', 'https://example.com/a', 'https://blog.example.com/post', 'https://www.example.com/d'],
+    });
+    assert.equal(site.asked.filter((url) => url === 'https://blog.example.com/robots.txt').length, 1);
+    const all = await mapSite({ ...request, ignoreRobots: true }, deps, {});
+    assert.equal(all.kind === 'ok' ? all.links.length : 0, 7);
+    const unreadable = siteOf({ 'https://example.com/robots.txt': { status: 500, body: '' }, 'https://example.com/sitemap.xml': { body: urlset('https://example.com/a') } });
+    assert.deepEqual(await mapSite(request, { ...deps, site: unreadable.call }, {}), { kind: 'robots_unreadable' });
+  });
+
   test('nothing read at all is unreachable; the caller going away rejects', async () => {
     const nothing = siteOf({});
     assert.deepEqual(await mapSite({ url: 'https://example.com/', limit: 10, includeSubdomains: false }, { site: nothing.call, web: hangingPage, userAgent: 'gleaner', deadlineMs: 200 }, {}), { kind: 'unreachable' });

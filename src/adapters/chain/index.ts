@@ -2,13 +2,11 @@
  * Public entry of the blockchain product's chain adapters, and its capability: the settings of
  * chains.ts read at start-up, one client per configured chain made on first use.
  */
-import { randomBytes } from 'node:crypto';
 import type { Capability } from '../../core/capability.ts';
-import { ConfigError } from '../../core/env.ts';
 import type { Queryable } from '../../storage/db.ts';
 import type { UpstreamRuntime } from '../kit/runtime.ts';
-import { PageTokens } from '../x/page-token.ts';
-import { storedSecret } from '../x/secret.ts';
+import type { PageTokens } from '../x/page-token.ts';
+import { pageTokenSecretSetting, pageTokensFor } from '../x/secret.ts';
 import { BitcoinChainClient } from './bitcoin/client.ts';
 import { CHAIN_NAMES, isChainName, readChainSettings, type ChainCapabilitySettings, type ChainName } from './chains.ts';
 import type { ChainClient } from './client.ts';
@@ -41,16 +39,7 @@ export class ChainRegistry {
   constructor(settings: ChainCapabilitySettings & { pageTokenSecret?: Buffer }, deps: ChainDeps) {
     this.settings = settings;
     this.#runtime = deps.runtime;
-    let secret: Promise<Buffer> | undefined = settings.pageTokenSecret ? Promise.resolve(settings.pageTokenSecret) : undefined;
-    this.pageTokens = new PageTokens(() => {
-      const db = deps.db;
-      // A failed read is retried by the next request rather than remembered.
-      secret ??= (db ? storedSecret(db, CHAIN_PAGE_TOKEN_SECRET_NAME) : Promise.resolve(randomBytes(32))).catch((error: unknown) => {
-        secret = undefined;
-        throw error;
-      });
-      return secret;
-    });
+    this.pageTokens = pageTokensFor(settings.pageTokenSecret, deps.db, CHAIN_PAGE_TOKEN_SECRET_NAME);
   }
 
   /** The chain's client, or undefined when the chain is unknown or not configured. */
@@ -102,9 +91,7 @@ export class ChainRegistry {
 export const chainCapability: Capability<ChainCapabilitySettings & { pageTokenSecret?: Buffer }, ChainRegistry, ChainDeps> = {
   name: 'chain',
   settings(env) {
-    const secret = env.text('PAGE_TOKEN_SECRET');
-    if (secret !== undefined && secret.length < 32) throw new ConfigError('PAGE_TOKEN_SECRET must be at least 32 characters long.', 'PAGE_TOKEN_SECRET');
-    return { ...readChainSettings(env), pageTokenSecret: secret === undefined ? undefined : Buffer.from(secret, 'utf8') };
+    return { ...readChainSettings(env), pageTokenSecret: pageTokenSecretSetting(env) };
   },
   start: (settings, deps) => new ChainRegistry(settings, deps),
   // Nothing to close: connections belong to the outbound client.

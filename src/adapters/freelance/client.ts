@@ -9,8 +9,9 @@ import { raceAbort } from '../../core/abort.ts';
 import type { Interceptor, Upstream, UpstreamRuntime } from '../kit/runtime.ts';
 import type { CallContext, CallOutcome } from '../kit/types.ts';
 import { jobsAdapter, projectAdapter, searchAdapter } from './requests.ts';
+import { isProjectPage } from './parse.ts';
 import { SkillCatalogue } from './skills.ts';
-import type { ProjectDetail, ProjectRef, ProjectType, SearchPage, SearchSort } from './types.ts';
+import type { ProjectDetail, ProjectRef, SearchPage, SearchParams } from './types.ts';
 
 /** What the endpoints act on: a value, "does not exist" (404), unknown skill names (422), or "could not ask" (502). */
 export type FreelanceOutcome<T> =
@@ -29,15 +30,9 @@ export interface FreelanceClientOptions {
   now?: () => number;
 }
 
-export interface FreelanceSearch {
-  query: string;
+/** A search as the endpoint asks it: skill names, which the client resolves to the job ids the API filters by. */
+export interface FreelanceSearch extends Omit<SearchParams, 'jobIds'> {
   skills: readonly string[];
-  minBudget?: number;
-  maxBudget?: number;
-  projectType?: ProjectType;
-  sort: SearchSort;
-  limit: number;
-  offset: number;
 }
 
 /** Adds the account's token to every request. */
@@ -96,11 +91,33 @@ export class FreelanceClient {
     return outcome.kind === 'not_found' ? { kind: 'unavailable', reason: 'search answered 404' } : settle(outcome);
   }
 
-  /** One project with its owner, by id or by its page's `<category>/<slug>`. */
+  /**
+   * One project with its owner, by id or by its page's `<category>/<slug>`. A page the API's
+   * `seo_urls[]` filter does not find is resolved to its project: by the id that ends a slug
+   * (`…-39012345`), else among the active projects a search for the slug's words lists; either
+   * counts only when the project's own page is the one asked for.
+   */
   async project(ref: ProjectRef, context: CallContext = {}): Promise<FreelanceOutcome<ProjectDetail>> {
-    return settle(await this.#upstream.call(projectAdapter, ref, context));
+    const outcome = await this.#upstream.call(projectAdapter, ref, context);
+    if (ref.kind === 'id' || outcome.kind !== 'not_found') return settle(outcome);
+    const slug = ref.seoUrl.slice(ref.seoUrl.indexOf('/') + 1);
+    const trailingId = /-(\d{1,16})$/.exec(slug);
+    if (trailingId) {
+      const byId = await this.#upstream.call(projectAdapter, { kind: 'id', id: Number(trailingId[1]) }, context);
+      if (byId.kind === 'ok' && isProjectPage(byId.value, ref.seoUrl)) return byId;
+      if (byId.kind !== 'ok' && byId.kind !== 'not_found') return settle(byId);
+    }
+    const words = slug.replace(/-\d+$/, '').replace(/[-_]+/g, ' ').trim();
+    if (words === '') return { kind: 'not_found' };
+    const listed = await this.#upstream.call(searchAdapter, { query: words, jobIds: [], sort: 'relevance', limit: SLUG_SEARCH_LIMIT, offset: 0 }, context);
+    if (listed.kind !== 'ok') return listed.kind === 'not_found' ? { kind: 'unavailable', reason: 'search answered 404' } : settle(listed);
+    const found = listed.value.projects.find((project) => isProjectPage(project, ref.seoUrl));
+    return found === undefined ? { kind: 'not_found' } : settle(await this.#upstream.call(projectAdapter, { kind: 'id', id: found.id }, context));
   }
 }
+
+/** How many active projects a slug's search looks through. */
+const SLUG_SEARCH_LIMIT = 50;
 
 /** A failed catalogue read: never "not found" (the catalogue always exists). */
 function settleJobs(outcome: CallOutcome<unknown>): FreelanceOutcome<never> {

@@ -10,14 +10,12 @@
  * | FREELANCER_SKILLS_TTL_MS | 21600000 (6 h): how long the skill catalogue is kept |
  * | PAGE_TOKEN_SECRET | a secret generated once and kept in the database |
  */
-import { randomBytes } from 'node:crypto';
 import type { Capability } from '../../core/capability.ts';
-import { ConfigError } from '../../core/env.ts';
 import type { Queryable } from '../../storage/db.ts';
 import type { UpstreamRuntime } from '../kit/runtime.ts';
 // Page tokens work as the microblog's do (signed, bound to their query); only the key's name differs.
-import { PageTokens } from '../x/page-token.ts';
-import { storedSecret } from '../x/secret.ts';
+import type { PageTokens } from '../x/page-token.ts';
+import { pageTokenSecretSetting, pageTokensFor } from '../x/secret.ts';
 import { FreelanceClient } from './client.ts';
 
 export { FreelanceClient, type FreelanceOutcome, type FreelanceSearch } from './client.ts';
@@ -53,30 +51,18 @@ export interface Freelance {
 export const freelanceCapability: Capability<FreelanceSettings, Freelance, FreelanceDeps> = {
   name: 'freelance',
   settings(env) {
-    const secret = env.text('PAGE_TOKEN_SECRET');
-    if (secret !== undefined && secret.length < 32) throw new ConfigError('PAGE_TOKEN_SECRET must be at least 32 characters long.', 'PAGE_TOKEN_SECRET');
     return {
       baseUrl: env.url('UPSTREAM_FREELANCER_URL') ?? DEFAULT_FREELANCER_URL,
       oauthToken: env.text('FREELANCER_OAUTH_TOKEN'),
       timeoutMs: env.positiveInteger('FREELANCER_TIMEOUT_MS') ?? 15_000,
       skillsTtlMs: env.positiveInteger('FREELANCER_SKILLS_TTL_MS') ?? 6 * 60 * 60 * 1000,
-      pageTokenSecret: secret === undefined ? undefined : Buffer.from(secret, 'utf8'),
+      pageTokenSecret: pageTokenSecretSetting(env),
     };
   },
   start(settings, deps) {
-    let secret: Promise<Buffer> | undefined = settings.pageTokenSecret ? Promise.resolve(settings.pageTokenSecret) : undefined;
-    const pageSecret = () => {
-      const db = deps.db;
-      // A failed read is retried by the next request rather than remembered.
-      secret ??= (db ? storedSecret(db, FREELANCE_PAGE_TOKEN_SECRET_NAME) : Promise.resolve(randomBytes(32))).catch((error: unknown) => {
-        secret = undefined;
-        throw error;
-      });
-      return secret;
-    };
     return {
       client: new FreelanceClient({ runtime: deps.runtime, baseUrl: settings.baseUrl, timeoutMs: settings.timeoutMs, oauthToken: settings.oauthToken, skillsTtlMs: settings.skillsTtlMs }),
-      pageTokens: new PageTokens(pageSecret),
+      pageTokens: pageTokensFor(settings.pageTokenSecret, deps.db, FREELANCE_PAGE_TOKEN_SECRET_NAME),
     };
   },
   // Nothing to close: connections belong to the outbound client.

@@ -9,7 +9,8 @@ import { headerValue, jsonOrUndefined } from '../kit/decode.ts';
 import { firstItems, MAX_NESTED_ITEMS, MAX_PAGE_ITEMS } from '../kit/limits.ts';
 import { isObject, isoFromEpochSeconds, mapReadable, ShapeError, type Json } from '../kit/parse.ts';
 import type { ParseOutcome, UpstreamResponse } from '../kit/types.ts';
-import { PROJECT_TYPES, type Budget, type Job, type ProjectDetail, type ProjectItem, type ProjectOwner, type ProjectType, type SearchPage } from './types.ts';
+import { PROJECT_TYPES, type Budget, type Job, type ProjectDetail, type ProjectItem, type ProjectOwner, type ProjectRef, type ProjectType, type SearchPage } from './types.ts';
+import { trimTrailing } from '../../core/text.ts';
 
 /**
  * Skills kept from the catalogue: Freelancer's holds about 3,000; the cap only bounds what a
@@ -46,10 +47,24 @@ const timestamp = (data: Json, name: string, where: string): string | null => {
   return seconds === null || seconds <= 0 ? null : isoFromEpochSeconds(seconds);
 };
 
+/** A `seo_url` as a path under `/projects/`: no leading slash, no `projects/` prefix, no trailing slash. */
+const seoPath = (seoUrl: string) => trimTrailing(seoUrl.replace(/^\/+/, '').replace(/^projects\//i, ''), '/');
+
 /** The public page of a project: its `seo_url` under `/projects/`, else `/projects/<id>`. */
 export function projectPageUrl(id: number, seoUrl: string | null): string {
-  const path = (seoUrl ?? '').replace(/^\/+/, '').replace(/^projects\//i, '');
+  const path = seoPath(seoUrl ?? '');
   return path === '' ? `${FREELANCER_ORIGIN}/projects/${id}` : `${FREELANCER_ORIGIN}/projects/${path.split('/').map(encodeURIComponent).join('/')}`;
+}
+
+/** Whether a project's page is the one a `<category>/<slug>` names (the site's paths are read in any case). */
+export function isProjectPage(project: { url: string }, seoUrl: string): boolean {
+  return project.url.toLowerCase() === projectPageUrl(0, seoUrl).toLowerCase();
+}
+
+/** Whether a project of an answer is the one a reference asks for. */
+function namesProject(data: Json, ref: ProjectRef): boolean {
+  if (ref.kind === 'id') return data.id === ref.id;
+  return typeof data.seo_url === 'string' && seoPath(data.seo_url).toLowerCase() === seoPath(ref.seoUrl).toLowerCase();
 }
 
 /** Why an HTML page came instead of the API's JSON: a CDN or bot wall names itself. */
@@ -235,18 +250,23 @@ function ownerOf(ownerId: number | null, users: Users): ProjectOwner | null {
 
 /**
  * `/projects/0.1/projects/?projects[]=…` or `?seo_urls[]=…`: the one project asked for, with its
- * owner from `users`. No project, or a deleted one, is `not_found`.
+ * owner from `users`. No project, or a deleted one, is `not_found`; so is an answer that lists
+ * only other projects (a filter the API did not apply must not answer another project).
  */
-export function parseProject(response: UpstreamResponse): ParseOutcome<ProjectDetail> {
+export function parseProject(response: UpstreamResponse, ref?: ProjectRef): ParseOutcome<ProjectDetail> {
   return mapResult(response, (raw) => {
     const { projects, result } = projectsOf(raw);
     if (projects.length === 0) return { kind: 'not_found', reason: 'no such project' };
-    const data = projects[0];
+    projects.forEach((project, index) => {
+      if (!isObject(project)) throw new ShapeError(`result.projects[${index}] is not an object`);
+    });
+    const index = ref === undefined ? 0 : (projects as Json[]).findIndex((project) => namesProject(project, ref));
+    if (index < 0) return { kind: 'not_found', reason: 'no project of the answer is the one asked for' };
+    const project = projects[index] as Json;
+    const where = `result.projects[${index}]`;
     const users = usersOf(result);
-    const item = projectItem(data, users, 'result.projects[0]');
-    const project = data as Json;
+    const item = projectItem(project, users, where);
     if (project.deleted === true || item.status === 'deleted') return { kind: 'not_found', reason: 'deleted project' };
-    const where = 'result.projects[0]';
     return {
       kind: 'ok',
       value: {

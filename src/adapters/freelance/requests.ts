@@ -66,7 +66,7 @@ export const projectAdapter: Adapter<ProjectRef, ProjectDetail> = {
       ['user_employer_reputation', 'true'],
       ['limit', '1'],
     ]),
-  parse: (response) => parseProject(response),
+  parse: (response, ref) => parseProject(response, ref),
 };
 
 /** The whole skill catalogue, to turn skill names into the job ids search filters by. */

@@ -25,11 +25,4 @@ export function decodeBody(body: Uint8Array, contentType: string | undefined): s
   }
 }
 
-/** The parsed JSON, or undefined when the text is not JSON (an HTML block page, say). */
-export function jsonOrUndefined(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
+export { jsonOrUndefined } from '../../core/json.ts';

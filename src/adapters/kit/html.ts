@@ -15,6 +15,19 @@ import { pathOf } from './request.ts';
 export function loadHtml(body: string): CheerioAPI {
   return cheerio.load(body, { scriptingEnabled: false });
 }
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0' };
+
+/** Text with its character references decoded (`&amp;`, `&#39;`, `&#x1F600;`); an unknown or out-of-range one stays as written. */
+export function decodeEntities(text: string): string {
+  return text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, entity: string) => {
+    if (entity[0] === '#') {
+      const code = entity[1] === 'x' || entity[1] === 'X' ? parseInt(entity.slice(2), 16) : parseInt(entity.slice(1), 10);
+      return Number.isFinite(code) && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+    }
+    return ENTITIES[entity.toLowerCase()] ?? whole;
+  });
+}
+
 export function cleanText(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }

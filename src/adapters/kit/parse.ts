@@ -13,9 +13,7 @@ export class ShapeError extends Error {
   }
 }
 
-export type Json = Record<string, unknown>;
-
-export const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+export { isObject, type Json } from '../../core/json.ts';
 
 /** Epoch seconds (a float) as ISO 8601 UTC with microseconds and `Z` (contract §1). */
 export function isoFromEpochSeconds(seconds: number): string {

@@ -228,14 +228,23 @@ function commentPermalink(data: Json, id: string, context: TreeContext): string 
 
 /** `/comments/{id}`: `[post listing, comment listing]` → the post, its comment tree and `more_count`. */
 export function mapThread(value: unknown): ParseOutcome<ForumThread> {
-  if (!Array.isArray(value) || value.length !== 2) throw new ShapeError('a thread is not [post listing, comment listing]');
-  const posts = asListing(value[0], 'thread post');
-  const first = posts.children[0];
-  if (!first) return { kind: 'not_found', reason: 'the thread has no post' };
-  if (first.kind !== 't3') throw new ShapeError(`the thread's first thing is a ${first.kind}`);
-  const post = mapPost(first.data);
-  const tree = mapCommentTree(value[1], { postPermalink: withSlash(post.permalink) });
+  const thread = threadOf(value, 'thread');
+  if (thread.kind !== 'ok') return thread;
+  const { post, comments } = thread.value;
+  const tree = mapCommentTree(comments, { postPermalink: withSlash(post.permalink) });
   return { kind: 'ok', value: { ...post, comments: tree.comments, more_count: tree.moreCount } };
+}
+
+/**
+ * The answer of `/comments/…` (a `thread`, or a comment's `context`): `[post listing, comment
+ * listing]`, its post mapped and its comment listing as sent; no post is `not_found`.
+ */
+function threadOf(value: unknown, what: 'thread' | 'context'): ParseOutcome<{ post: ReturnType<typeof mapPost>; comments: unknown }> {
+  if (!Array.isArray(value) || value.length !== 2) throw new ShapeError(`a ${what === 'thread' ? 'thread' : 'comment context'} is not [post listing, comment listing]`);
+  const first = asListing(value[0], `${what} post`).children[0];
+  if (!first) return { kind: 'not_found', reason: `the ${what} has no post` };
+  if (first.kind !== 't3') throw new ShapeError(`the ${what}'s first thing is a ${first.kind}`);
+  return { kind: 'ok', value: { post: mapPost(first.data), comments: value[1] } };
 }
 
 const withSlash = (url: string) => (url.endsWith('/') ? url : `${url}/`);
@@ -261,13 +270,10 @@ export function mapCommentLocation(value: unknown): ParseOutcome<CommentLocation
  * in that post.
  */
 export function mapCommentContext(value: unknown, commentId: string): ParseOutcome<ForumCommentAnswer> {
-  if (!Array.isArray(value) || value.length !== 2) throw new ShapeError('a comment context is not [post listing, comment listing]');
-  const posts = asListing(value[0], 'context post');
-  const first = posts.children[0];
-  if (!first) return { kind: 'not_found', reason: 'the context has no post' };
-  if (first.kind !== 't3') throw new ShapeError(`the context's first thing is a ${first.kind}`);
-  const post = mapPost(first.data);
-  const comments = asListing(value[1], 'context comments', MAX_THREAD_COMMENTS);
+  const thread = threadOf(value, 'context');
+  if (thread.kind !== 'ok') return thread;
+  const { post } = thread.value;
+  const comments = asListing(thread.value.comments, 'context comments', MAX_THREAD_COMMENTS);
   const target = comments.children.find((child) => child.kind === 't1' && child.data.id === commentId);
   if (!target) return { kind: 'not_found', reason: 'the comment is not in the thread' };
   const { comment } = mapComment(target.data, { postPermalink: withSlash(post.permalink) }, 0);

@@ -5,7 +5,7 @@
  * asks for `raw_json=1` (strings unescaped). Pure: the token is added by the client's auth
  * interceptor (client.ts), never by an adapter.
  */
-import type { Adapter, UpstreamRequest } from '../kit/types.ts';
+import type { Adapter, ParseOutcome, UpstreamRequest, UpstreamResponse } from '../kit/types.ts';
 import { trimTrailing } from '../../core/text.ts';
 import {
   parseCommentContext,
@@ -40,76 +40,62 @@ export function redditGet(baseUrl: string, path: string, query: Query, access: R
   return { url: url.toString(), method: 'GET', headers: { 'User-Agent': access.userAgent, Accept: 'application/json' } };
 }
 
+/**
+ * One GET of Reddit's API as an adapter: `request` gives the path and query string of the
+ * parameters (the `.json` form and the access are `redditGet`'s), `parse` reads the answer.
+ */
+function redditAdapter<P, T>(operation: string, request: (p: P) => { path: string; query?: Query }, parse: (response: UpstreamResponse, p: WithAccess<P>) => ParseOutcome<T>): Adapter<WithAccess<P>, T> {
+  return {
+    upstream: 'reddit',
+    operation,
+    buildRequest: (p, { baseUrl }) => {
+      const { path, query } = request(p);
+      return redditGet(baseUrl, path, query ?? {}, p.access);
+    },
+    parse,
+  };
+}
+
+/** `/r/<name>`, a `+` between combined subreddits kept as it is. */
+const subredditPath = (name: string) => `/r/${encodeURIComponent(name).replace(/%2B/g, '+')}`;
+
 /** `t=` only means something to the sorts that rank over a time window. */
 const TIMED_SORTS = new Set(['top', 'controversial']);
 
-export const listingAdapter: Adapter<WithAccess<ListingParams>, PostPage> = {
-  upstream: 'reddit',
-  operation: 'listing',
-  buildRequest: (p, { baseUrl }) =>
-    redditGet(
-      baseUrl,
-      `/r/${encodeURIComponent(p.subreddit).replace(/%2B/g, '+')}/${p.sort}`,
-      { limit: p.limit, t: TIMED_SORTS.has(p.sort) ? p.timeRange : undefined, after: p.after },
-      p.access,
-    ),
-  parse: (response) => parsePostPage(response),
-};
+export const listingAdapter = redditAdapter<ListingParams, PostPage>(
+  'listing',
+  (p) => ({ path: `${subredditPath(p.subreddit)}/${p.sort}`, query: { limit: p.limit, t: TIMED_SORTS.has(p.sort) ? p.timeRange : undefined, after: p.after } }),
+  parsePostPage,
+);
 
-export const searchAdapter: Adapter<WithAccess<SearchParams>, PostPage> = {
-  upstream: 'reddit',
-  operation: 'search',
-  buildRequest: (p, { baseUrl }) =>
-    redditGet(
-      baseUrl,
-      p.subreddit ? `/r/${encodeURIComponent(p.subreddit).replace(/%2B/g, '+')}/search` : '/search',
-      { q: p.query, sort: p.sort, t: p.timeRange, limit: p.limit, after: p.after, restrict_sr: p.subreddit ? 1 : undefined, type: 'link' },
-      p.access,
-    ),
-  parse: (response) => parsePostPage(response),
-};
+export const searchAdapter = redditAdapter<SearchParams, PostPage>(
+  'search',
+  (p) => ({
+    path: p.subreddit ? `${subredditPath(p.subreddit)}/search` : '/search',
+    query: { q: p.query, sort: p.sort, t: p.timeRange, limit: p.limit, after: p.after, restrict_sr: p.subreddit ? 1 : undefined, type: 'link' },
+  }),
+  parsePostPage,
+);
 
-export const subredditAboutAdapter: Adapter<WithAccess<{ subreddit: string }>, { name: string }> = {
-  upstream: 'reddit',
-  operation: 'subreddit_about',
-  buildRequest: (p, { baseUrl }) => redditGet(baseUrl, `/r/${encodeURIComponent(p.subreddit)}/about`, {}, p.access),
-  parse: (response) => parseSubredditAbout(response),
-};
+export const subredditAboutAdapter = redditAdapter<{ subreddit: string }, { name: string }>('subreddit_about', (p) => ({ path: `/r/${encodeURIComponent(p.subreddit)}/about` }), parseSubredditAbout);
 
-export const threadAdapter: Adapter<WithAccess<{ postId: string }>, ForumThread> = {
-  upstream: 'reddit',
-  operation: 'thread',
-  buildRequest: (p, { baseUrl }) => redditGet(baseUrl, `/comments/${p.postId}`, {}, p.access),
-  parse: (response) => parseThread(response),
-};
+export const threadAdapter = redditAdapter<{ postId: string }, ForumThread>('thread', (p) => ({ path: `/comments/${p.postId}` }), parseThread);
 
-export const commentInfoAdapter: Adapter<WithAccess<{ commentId: string }>, CommentLocation> = {
-  upstream: 'reddit',
-  operation: 'comment_info',
-  buildRequest: (p, { baseUrl }) => redditGet(baseUrl, '/api/info', { id: `t1_${p.commentId}` }, p.access),
-  parse: (response) => parseCommentLocation(response),
-};
+export const commentInfoAdapter = redditAdapter<{ commentId: string }, CommentLocation>('comment_info', (p) => ({ path: '/api/info', query: { id: `t1_${p.commentId}` } }), parseCommentLocation);
 
-export const commentContextAdapter: Adapter<WithAccess<{ postId: string; commentId: string }>, ForumCommentAnswer> = {
-  upstream: 'reddit',
-  operation: 'comment_context',
-  buildRequest: (p, { baseUrl }) => redditGet(baseUrl, `/comments/${p.postId}/_/${p.commentId}`, {}, p.access),
-  parse: (response, p) => parseCommentContext(response, p.commentId),
-};
+export const commentContextAdapter = redditAdapter<{ postId: string; commentId: string }, ForumCommentAnswer>(
+  'comment_context',
+  (p) => ({ path: `/comments/${p.postId}/_/${p.commentId}` }),
+  (response, p) => parseCommentContext(response, p.commentId),
+);
 
-export const userAboutAdapter: Adapter<WithAccess<{ username: string }>, ForumUser> = {
-  upstream: 'reddit',
-  operation: 'user_about',
-  buildRequest: (p, { baseUrl }) => redditGet(baseUrl, `/user/${encodeURIComponent(p.username)}/about`, {}, p.access),
-  parse: (response) => parseUser(response),
-};
+export const userAboutAdapter = redditAdapter<{ username: string }, ForumUser>('user_about', (p) => ({ path: `/user/${encodeURIComponent(p.username)}/about` }), parseUser);
 
-export const userSubmittedAdapter: Adapter<WithAccess<UserParams>, PostPage> = {
-  upstream: 'reddit',
-  operation: 'user_submitted',
-  buildRequest: (p, { baseUrl }) => redditGet(baseUrl, `/user/${encodeURIComponent(p.username)}/submitted`, { limit: 25, after: p.after }, p.access),
-  parse: (response) => parsePostPage(response),
-};
+export const userSubmittedAdapter = redditAdapter<UserParams, PostPage>(
+  'user_submitted',
+  (p) => ({ path: `/user/${encodeURIComponent(p.username)}/submitted`, query: { limit: 25, after: p.after } }),
+  parsePostPage,
+);
 
 export interface ClientCredentials {
   clientId: string;

@@ -7,7 +7,7 @@ import type { CallContext } from '../kit/types.ts';
 import type { WebOutcome, WebScraper } from '../web/scraper.ts';
 import { canonicalUrl, siteScope } from './urls.ts';
 import { runSliced } from '../../core/time-slice.ts';
-import { readRobots, robotsAdapter, robotsUrlFor, ROBOTS_MAX_BYTES } from './robots.ts';
+import { readRobots, robotsAdapter, robotsUrlFor, ROBOTS_MAX_BYTES, type RobotsRules } from './robots.ts';
 import { discoverSitemapUrls } from './discover.ts';
 
 export const MAP_DEFAULTS = {
@@ -19,8 +19,12 @@ export const MAP_DEFAULTS = {
    * read when it passes is answered; files still loading are dropped.
    */
   deadlineMs: 30_000,
-  /** robots.txt only gives sitemap URLs: it does not get the whole deadline. */
+  /** A robots.txt file does not get the whole deadline. */
   robotsTimeoutMs: 10_000,
+  /** Other origins of the site (a `www.` twin, subdomains) whose robots.txt is read; their URLs beyond these are left out. */
+  robotsOrigins: 20,
+  /** Those files are read after discovery: they get this long even when the deadline has passed. */
+  robotsGraceMs: 2_000,
   /**
    * Sitemap URLs gathered beyond `limit`, for those the start page's links already gave
    * (discovery runs alongside the page, so it cannot know which ones those will be).
@@ -37,6 +41,8 @@ export interface SiteMapRequest {
   includeSubdomains: boolean;
   /** Keep only URLs containing this, case-insensitively; those with it in their path first. */
   search?: string;
+  /** List the URLs robots.txt disallows too (the operator allows it); by default they are left out. */
+  ignoreRobots?: boolean;
 }
 
 export interface SiteMapDeps {
@@ -44,7 +50,7 @@ export interface SiteMapDeps {
   site: Upstream;
   /** Reads the start page's links. */
   web: Pick<WebScraper, 'scrape'>;
-  /** Our User-Agent (robots.txt groups are matched by its product token). */
+  /** The User-Agent robots.txt groups are matched by (its product token): the crawler's. */
   userAgent: string;
   /** Default `MAP_DEFAULTS.deadlineMs`. */
   deadlineMs?: number;
@@ -55,16 +61,18 @@ export type SiteMapOutcome =
   /** Neither the start page nor any sitemap could be read. */
   | { kind: 'unreachable' }
   /** No sitemap, and the start page could not be read because every conversion process is taken. */
-  | { kind: 'busy' };
+  | { kind: 'busy' }
+  /** The start URL's robots.txt could not be read (no answer, 429, 5xx): it may disallow everything. */
+  | { kind: 'robots_unreadable' };
 
 /**
  * The site's URLs: the start URL first, then the start page's links in page order, then the
  * sitemaps' URLs (indexes followed); only URLs of the site (`siteScope`), canonical
  * (`canonicalUrl`), each once, at most `limit`.
  *
- * robots.txt is read for its `Sitemap:` lines only. A map lists URLs and fetches none of them, so
- * URLs robots.txt disallows are listed all the same (Firecrawl's map does the same); a crawl
- * fetching them obeys robots.txt.
+ * robots.txt gives the `Sitemap:` lines, and judges the URLs as it judges a crawl's: what it
+ * disallows for our user agent is left out, each origin by its own file (one that cannot be read
+ * disallows its origin, RFC 9309 §2.3.1.4), unless `ignoreRobots`.
  */
 export async function mapSite(request: SiteMapRequest, deps: SiteMapDeps, context: CallContext): Promise<SiteMapOutcome> {
   const start = canonicalUrl(request.url);
@@ -88,8 +96,41 @@ export async function mapSite(request: SiteMapRequest, deps: SiteMapDeps, contex
   // Thousands of URLs, each parsed twice: in slices of the event loop.
   const pageLinks = page.kind === 'ok' ? (page.page.links ?? []) : [];
   await runSliced([...pageLinks, ...sitemaps.urls], (url) => links.add(url), { budgetMs: Infinity, signal: context.signal });
-  const found = search === '' ? links.urls : matching(links.urls, search);
+  let listed = links.urls;
+  if (!request.ignoreRobots) {
+    if (sitemaps.robots === null) return { kind: 'robots_unreadable' };
+    listed = await allowedByRobots(listed, start.url, sitemaps.robots, deps, context, deadline);
+  }
+  const found = search === '' ? listed : matching(listed, search);
   return { kind: 'ok', links: found.slice(0, request.limit) };
+}
+
+/**
+ * The URLs robots.txt lets our user agent fetch: the start origin's by the rules read with the
+ * sitemaps, another origin's by its own file, read once (up to `MAP_DEFAULTS.robotsOrigins`
+ * origins, within the deadline or the grace after it); an origin whose file is not read lists nothing.
+ */
+async function allowedByRobots(urls: string[], startUrl: string, startRules: RobotsRules, deps: SiteMapDeps, context: CallContext, deadline: number): Promise<string[]> {
+  const rules = new Map<string, Promise<RobotsRules | null>>([[new URL(startUrl).origin, Promise.resolve(startRules)]]);
+  for (const url of urls) {
+    const origin = new URL(url).origin;
+    if (rules.has(origin) || rules.size > MAP_DEFAULTS.robotsOrigins) continue;
+    rules.set(origin, readRobotsOf(origin, deps, context, Math.max(deadline, Date.now() + MAP_DEFAULTS.robotsGraceMs)));
+  }
+  const settled = new Map(await Promise.all([...rules].map(async ([origin, read]) => [origin, await read] as const)));
+  // Up to 50,000 checks against files the sites wrote: in slices of the event loop, within the
+  // map's time; a URL not judged by then is left out, as one whose robots.txt was not read.
+  const allowed: string[] = [];
+  const budgetMs = Math.max(MAP_DEFAULTS.robotsGraceMs, deadline - Date.now());
+  await runSliced(urls, (url) => void (settled.get(new URL(url).origin)?.isAllowed(url) === true && allowed.push(url)), { budgetMs, signal: context.signal });
+  return allowed;
+}
+
+/** A site's robots.txt rules, or null when the file could not be read by the deadline. */
+async function readRobotsOf(url: string, deps: SiteMapDeps, context: CallContext, deadline: number): Promise<RobotsRules | null> {
+  const timeoutMs = Math.max(1, Math.min(MAP_DEFAULTS.robotsTimeoutMs, deadline - Date.now()));
+  const read = await deps.site.call(robotsAdapter, { url }, context, { maxBytes: ROBOTS_MAX_BYTES, timeoutMs });
+  return read.kind === 'ok' ? readRobots(robotsUrlFor(url), read.value, deps.userAgent) : null;
 }
 
 /** The start page with its links, within the map's deadline; a page that did not come in time is a failure. */
@@ -105,12 +146,11 @@ async function readStartPage(url: string, web: SiteMapDeps['web'], context: Call
   }
 }
 
+/** The sitemaps' URLs, and the start origin's robots.txt rules they were found with (null: unreadable, so no `Sitemap:` lines). */
 async function readSitemaps(startUrl: string, deps: SiteMapDeps, context: CallContext, options: { deadline: number; maxUrls: number; accept: (url: URL) => boolean }) {
-  const timeoutMs = Math.max(1, Math.min(MAP_DEFAULTS.robotsTimeoutMs, options.deadline - Date.now()));
-  const robots = await deps.site.call(robotsAdapter, { url: startUrl }, context, { maxBytes: ROBOTS_MAX_BYTES, timeoutMs });
-  // An unreadable robots.txt only means no Sitemap: lines here (nothing is crawled).
-  const robotsSitemaps = robots.kind === 'ok' && robots.value !== null ? readRobots(robotsUrlFor(startUrl), robots.value, deps.userAgent).sitemaps : [];
-  return discoverSitemapUrls(deps.site, { startUrl, robotsSitemaps, ...options }, context);
+  const robots = await readRobotsOf(startUrl, deps, context, options.deadline);
+  const found = await discoverSitemapUrls(deps.site, { startUrl, robotsSitemaps: robots?.sitemaps ?? [], ...options }, context);
+  return { ...found, robots };
 }
 
 /** URLs of the site, each once by canonical key, in the order first added. */

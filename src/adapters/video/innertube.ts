@@ -6,15 +6,14 @@
 import type { ParseOutcome, UpstreamRequest, UpstreamResponse } from '../kit/types.ts';
 import { buildUrl } from '../kit/request.ts';
 import { jsonOrUndefined } from '../kit/decode.ts';
+import { isObject, type Json } from '../../core/json.ts';
 
 export const YOUTUBE_DEFAULT_URL = 'https://www.youtube.com';
 /** The web client's name and a recent version: InnerTube answers what this client would render. */
 export const WEB_CLIENT = { clientName: 'WEB', clientVersion: '2.20260114.01.00' } as const;
 
-/** Loose JSON, read defensively: every renderer field may be missing in some generation. */
-export type Json = Record<string, unknown>;
-
-export const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+// Loose JSON, read defensively: every renderer field may be missing in some generation.
+export { isObject, type Json };
 export const objectAt = (value: unknown, ...path: string[]): Json | undefined => {
   let current: unknown = value;
   for (const key of path) current = isObject(current) ? current[key] : undefined;

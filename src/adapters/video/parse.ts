@@ -4,6 +4,7 @@
  * for a document it cannot place, never a value full of nulls.
  */
 import { CappedList, firstItems, MAX_NESTED_ITEMS, MAX_PAGE_ITEMS } from '../kit/limits.ts';
+import { decodeEntities } from '../kit/html.ts';
 import type { ParseOutcome, UpstreamResponse } from '../kit/types.ts';
 import { elements, replaceTags } from '../../core/text.ts';
 import { chapterLine } from './chapter-line.ts';
@@ -381,17 +382,6 @@ export function readNext(json: Json): Outcome<NextInfo> {
 export const parseNext = (response: UpstreamResponse): Outcome<NextInfo> => withDocument(response, readNext);
 
 // ---------------------------------------------------------------- transcripts (timedtext)
-
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0' };
-function decodeEntities(text: string): string {
-  return text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, name: string) => {
-    if (name[0] === '#') {
-      const code = name[1] === 'x' || name[1] === 'X' ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
-      return Number.isFinite(code) && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
-    }
-    return ENTITIES[name.toLowerCase()] ?? whole;
-  });
-}
 
 const seconds = (ms: number) => Math.round(ms) / 1000;
 const cleanText = (text: string) => text.replace(/\s+/g, ' ').trim();

@@ -26,19 +26,20 @@ export { METADATA_KEYS, type PageMetadata } from './extract/metadata.ts';
 export const OUTPUT_FORMATS = ['raw', 'text', 'markdown'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
+/** How an HTML page is converted: /v1/web's options, as the scraper takes them (`WebRequest`) and hands them on. */
 export interface ConvertOptions {
   /** `raw` converts nothing (the caller keeps the page as it is). */
   format: OutputFormat;
   links: boolean;
-  /** Only the main content (default), or the whole page without scripts, styles and hidden parts. */
+  /** `text`/`markdown`: only the main content (default), or the whole page without scripts, styles and hidden parts. */
   onlyMainContent?: boolean;
-  /** Markdown keeps links and images (default), or only the links' text and no images. */
+  /** `markdown`: links and images inline (default), or only the links' text and no images. */
   linksInline?: boolean;
-  /** CSS selectors: only these elements (and the head) are kept before anything else is read (selectors.ts). */
+  /** CSS selectors: only these elements of an HTML page (and its head) are kept, before anything else is read (selectors.ts). */
   includeSelectors?: readonly string[];
-  /** CSS selectors: these elements of the body are removed, after `includeSelectors`. */
+  /** CSS selectors: these elements of the body are removed, after `includeSelectors`, before conversion. */
   excludeSelectors?: readonly string[];
-  /** Named CSS rules that passed `validateExtractRules`, read from the page as served, before the selectors. */
+  /** Named CSS rules that passed `validateExtractRules`, read from the whole page as served into `extracted`, before the selectors (extract-rules.ts). */
   extractRules?: ExtractRules;
 }
 

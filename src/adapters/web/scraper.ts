@@ -19,19 +19,19 @@ import { headerValue } from '../kit/decode.ts';
 import type { DomainBlocklist } from './blocked-domains.ts';
 import { decodePage } from './charset.ts';
 import { isHtmlType, isWebContent } from './content-type.ts';
-import type { OutputFormat, PageMetadata } from './formats.ts';
+import type { ConvertOptions, OutputFormat, PageMetadata } from './formats.ts';
 import { inlineConverter, type PageConverter } from './converter.ts';
 import { forwardableRequestHeaders, returnedResponseHeaders } from './headers.ts';
 import { CaptchaSolverError, type CaptchaSolver } from './solver.ts';
 import { hasSelectorFilter } from './selectors.ts';
-import type { ExtractedObject, ExtractRules } from './extract-rules.ts';
+import type { ExtractedObject } from './extract-rules.ts';
 
 /** The page cap: 10 MB of decoded bytes (docs/spec/contract.md §6). */
 export const MAX_PAGE_BYTES = 10 * 1024 * 1024;
 /** Redirect hops followed at most, each one checked again. */
 export const MAX_REDIRECTS = 10;
 
-export interface WebRequest {
+export interface WebRequest extends ConvertOptions {
   url: string;
   method: UpstreamMethod;
   headers?: Record<string, string>;
@@ -40,18 +40,6 @@ export interface WebRequest {
   /** Render in the headless browser and get past interstitials and captchas. */
   browser: boolean;
   proxyCountry?: string;
-  format: OutputFormat;
-  links: boolean;
-  /** `text`/`markdown`: the main content only (default), or the whole cleaned page. */
-  onlyMainContent?: boolean;
-  /** `markdown`: links and images inline (default), or link text only and no images. */
-  linksInline?: boolean;
-  /** CSS selectors: only these elements of an HTML page are kept (selectors.ts). */
-  includeSelectors?: readonly string[];
-  /** CSS selectors: these elements of an HTML page are removed before conversion. */
-  excludeSelectors?: readonly string[];
-  /** Named CSS rules read from the whole HTML page into `extracted` (extract-rules.ts). */
-  extractRules?: ExtractRules;
   /** Browser only: a selector to become visible, or milliseconds to pause, before the page is read. */
   waitFor?: string | number;
   /** Browser only: clicks, typing, key presses, scrolls and waits, in order. */

@@ -21,8 +21,7 @@ import { XClient } from './client.ts';
 import { DEFAULT_X_CONFIG_FILE, parseXConfig, type XConfig } from './config.ts';
 import { PageTokens } from './page-token.ts';
 import { parseSessions, type XSession } from './requests.ts';
-import { PAGE_TOKEN_SECRET_NAME, storedSecret } from './secret.ts';
-import { randomBytes } from 'node:crypto';
+import { PAGE_TOKEN_SECRET_NAME, pageTokenSecretSetting, pageTokensFor } from './secret.ts';
 
 export const X_DEFAULT_URLS = {
   graphql: 'https://x.com',
@@ -78,8 +77,6 @@ export const xCapability: Capability<XSettings, Microblog, XDeps> = {
     } catch (error) {
       throw new ConfigError((error as Error).message, 'X_ACCOUNTS');
     }
-    const secret = env.text('PAGE_TOKEN_SECRET');
-    if (secret !== undefined && secret.length < 32) throw new ConfigError('PAGE_TOKEN_SECRET must be at least 32 characters long.', 'PAGE_TOKEN_SECRET');
     return {
       baseUrls: {
         graphql: env.url('UPSTREAM_X_URL') ?? X_DEFAULT_URLS.graphql,
@@ -89,25 +86,15 @@ export const xCapability: Capability<XSettings, Microblog, XDeps> = {
       sessions,
       config: readConfigFile(env.text('X_CONFIG_FILE')),
       timeoutMs: env.positiveInteger('X_TIMEOUT_MS') ?? 15_000,
-      pageTokenSecret: secret === undefined ? undefined : Buffer.from(secret, 'utf8'),
+      pageTokenSecret: pageTokenSecretSetting(env),
     };
   },
   start(settings, deps) {
     const state = deps.redis ? new RedisPoolState(deps.redis, deps.redisPrefix) : new MemoryPoolState();
     const pool = new AccountPool(settings.sessions, state);
-    let secret: Promise<Buffer> | undefined = settings.pageTokenSecret ? Promise.resolve(settings.pageTokenSecret) : undefined;
-    const pageSecret = () => {
-      const db = deps.db;
-      // A failed read is retried by the next request rather than remembered.
-      secret ??= (db ? storedSecret(db, PAGE_TOKEN_SECRET_NAME) : Promise.resolve(randomBytes(32))).catch((error: unknown) => {
-        secret = undefined;
-        throw error;
-      });
-      return secret;
-    };
     return {
       client: new XClient({ config: settings.config, runtime: deps.runtime, pool, baseUrls: settings.baseUrls, timeoutMs: settings.timeoutMs }),
-      pageTokens: new PageTokens(pageSecret),
+      pageTokens: pageTokensFor(settings.pageTokenSecret, deps.db, PAGE_TOKEN_SECRET_NAME),
     };
   },
   close: async () => {},

@@ -11,6 +11,7 @@
 import { jsonOrUndefined } from '../kit/decode.ts';
 import { headerValue } from '../kit/decode.ts';
 import { firstItems, MAX_NESTED_ITEMS } from '../kit/limits.ts';
+import { decodeEntities } from '../kit/html.ts';
 import type { ParseOutcome, UpstreamResponse } from '../kit/types.ts';
 import type { MicroblogUser, PostItem, PostMedia } from './types.ts';
 import { elements, replaceTags } from '../../core/text.ts';
@@ -42,18 +43,6 @@ export function isoTimestamp(value: unknown): string | null {
   }
   if (Number.isNaN(millis)) return null;
   return new Date(millis).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-}
-
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0' };
-
-function decodeEntities(text: string): string {
-  return text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, entity: string) => {
-    if (entity[0] === '#') {
-      const code = entity[1] === 'x' || entity[1] === 'X' ? parseInt(entity.slice(2), 16) : parseInt(entity.slice(1), 10);
-      return Number.isFinite(code) && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
-    }
-    return ENTITIES[entity.toLowerCase()] ?? whole;
-  });
 }
 
 /** The client name out of `<a href="…" rel="nofollow">Twitter Web App</a>`; null when there is none. */

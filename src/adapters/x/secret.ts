@@ -5,7 +5,9 @@
  * primary key keeps the first and both read it back.
  */
 import { randomBytes } from 'node:crypto';
+import { ConfigError, type EnvReader } from '../../core/env.ts';
 import type { Queryable } from '../../storage/db.ts';
+import { PageTokens } from './page-token.ts';
 
 export const PAGE_TOKEN_SECRET_NAME = 'mb_page_token';
 
@@ -14,4 +16,27 @@ export async function storedSecret(db: Queryable, name: string): Promise<Buffer>
   const rows = await db.query<{ value: string }>('SELECT value FROM service_secrets WHERE name = $1', [name]);
   if (rows.length === 0) throw new Error(`the ${name} secret could not be stored`);
   return Buffer.from(rows[0].value, 'base64url');
+}
+
+/** PAGE_TOKEN_SECRET as bytes (at least 32 characters), or undefined when unset. */
+export function pageTokenSecretSetting(env: EnvReader): Buffer | undefined {
+  const secret = env.text('PAGE_TOKEN_SECRET');
+  if (secret !== undefined && secret.length < 32) throw new ConfigError('PAGE_TOKEN_SECRET must be at least 32 characters long.', 'PAGE_TOKEN_SECRET');
+  return secret === undefined ? undefined : Buffer.from(secret, 'utf8');
+}
+
+/**
+ * The page tokens of one family of endpoints: signed with PAGE_TOKEN_SECRET when it is set, else
+ * with the secret `name` kept in the database (one of its own per process without a database).
+ * A failed read is retried by the next request rather than remembered.
+ */
+export function pageTokensFor(configured: Buffer | undefined, db: Queryable | undefined, name: string): PageTokens {
+  let secret: Promise<Buffer> | undefined = configured ? Promise.resolve(configured) : undefined;
+  return new PageTokens(() => {
+    secret ??= (db ? storedSecret(db, name) : Promise.resolve(randomBytes(32))).catch((error: unknown) => {
+      secret = undefined;
+      throw error;
+    });
+    return secret;
+  });
 }

@@ -315,20 +315,23 @@ function invert(pixels: Uint8Array): Uint8Array {
 
 /** Brightest value in the (2r+1)² window around each pixel: rows first, then columns. */
 export function maximumFilter(pixels: Uint8Array, width: number, height: number, radius: number): Uint8Array {
-  const rows = new Uint8Array(pixels.length);
-  for (let y = 0; y < height; y += 1) {
-    for (let x = 0; x < width; x += 1) {
-      let max = 0;
-      for (let dx = Math.max(0, x - radius); dx <= Math.min(width - 1, x + radius); dx += 1) max = Math.max(max, pixels[y * width + dx]);
-      rows[y * width + x] = max;
-    }
-  }
+  const rows = maximumAlong(pixels, { lines: height, length: width, lineStep: width, step: 1 }, radius);
+  return maximumAlong(rows, { lines: width, length: height, lineStep: 1, step: width }, radius);
+}
+
+/**
+ * Brightest value within `radius` along each line: `lines` lines of `length` pixels, line `n`
+ * starting at `n × lineStep`, its pixels `step` apart (rows: 1 apart; columns: a row apart).
+ */
+function maximumAlong(pixels: Uint8Array, shape: { lines: number; length: number; lineStep: number; step: number }, radius: number): Uint8Array {
+  const { lines, length, lineStep, step } = shape;
   const out = new Uint8Array(pixels.length);
-  for (let x = 0; x < width; x += 1) {
-    for (let y = 0; y < height; y += 1) {
+  for (let line = 0; line < lines; line += 1) {
+    const start = line * lineStep;
+    for (let i = 0; i < length; i += 1) {
       let max = 0;
-      for (let dy = Math.max(0, y - radius); dy <= Math.min(height - 1, y + radius); dy += 1) max = Math.max(max, rows[dy * width + x]);
-      out[y * width + x] = max;
+      for (let j = Math.max(0, i - radius); j <= Math.min(length - 1, i + radius); j += 1) max = Math.max(max, pixels[start + j * step]);
+      out[start + i * step] = max;
     }
   }
   return out;

@@ -1,3 +1,5 @@
+import { QueueFullError } from '../../core/busy.ts';
+
 /**
  * Result of OCR on one image. Every kind but 'ok' is the client's image being unusable (the route
  * answers 400 "Unable to process the image." and charges nothing); 'ok' with empty text is an
@@ -12,16 +14,10 @@ export type OcrOutcome =
   /** Decoding or recognition ran past the time limit; the engine that ran it was replaced. */
   | { kind: 'timeout' };
 
-/**
- * Thrown when the wait queue is full: the server is overloaded, the image is not at fault
- * (suggested answer: 503, no charge).
- */
-export class OcrBusyError extends Error {
-  readonly code = 'OCR_BUSY';
-
+/** The OCR engines' wait queue is full (`QueueFullError`: 503, no charge). */
+export class OcrBusyError extends QueueFullError {
   constructor(queued: number) {
-    super(`OCR queue is full (${queued} images waiting)`);
-    this.name = 'OcrBusyError';
+    super('OCR_BUSY', `OCR queue is full (${queued} images waiting)`);
   }
 }
 

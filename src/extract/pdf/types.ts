@@ -1,3 +1,5 @@
+import { QueueFullError } from '../../core/busy.ts';
+
 /** Wire contract of /v1/pdf: metadata first, then pages; metadata keys in this order. */
 export interface PdfMetadata {
   /** Whitespace-separated tokens over all pages. */
@@ -51,15 +53,10 @@ export interface RenderedPage {
   pixels: Uint8Array;
 }
 
-/**
- * Thrown by `count` when the documents waiting for a thread already fill the queue: the server is
- * overloaded, the document is not at fault (suggested answer: 503, no charge).
- */
-export class PdfBusyError extends Error {
-  readonly code = 'PDF_BUSY';
+/** Thrown by `count` when the documents waiting for a thread already fill the queue (`QueueFullError`: 503, no charge). */
+export class PdfBusyError extends QueueFullError {
   constructor(maxQueue: number) {
-    super(`PDF queue is full (${maxQueue} documents waiting)`);
-    this.name = 'PdfBusyError';
+    super('PDF_BUSY', `PDF queue is full (${maxQueue} documents waiting)`);
   }
 }
 

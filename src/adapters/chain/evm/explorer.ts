@@ -12,6 +12,7 @@ import type { Adapter, ParseOutcome } from '../../kit/types.ts';
 import { jsonOrUndefined } from '../../kit/decode.ts';
 import { MAX_UINT256_DECIMAL_DIGITS, firstItems, uint256FromDecimal } from '../../kit/limits.ts';
 import { isoSeconds, positionOf } from './shapes.ts';
+import type { Transfer } from '../types.ts';
 
 export interface ExplorerQuery {
   chainId: number;
@@ -23,21 +24,13 @@ export interface ExplorerQuery {
   key?: string;
 }
 
-/** One entry of either list, as the client merges them. */
-export interface ExplorerEntry {
+/** One entry of either list, as the client merges them: a transfer's fields, its asset's apart. */
+export interface ExplorerEntry extends Pick<Transfer, 'hash' | 'block_number' | 'timestamp' | 'from' | 'to' | 'value' | 'fee' | 'status'> {
   kind: 'native' | 'erc20';
-  hash: string;
-  block_number: number;
-  timestamp: string;
-  from: string;
-  to: string;
-  value: string;
   contract: string | null;
   symbol: string | null;
   decimals: number | null;
   name: string | null;
-  fee: string | null;
-  status: 'success' | 'failed';
   position: number;
 }
 
@@ -121,46 +114,46 @@ function request(action: string, query: ExplorerQuery, baseUrl: string) {
   };
 }
 
-export function readTxlistRow(row: Record<string, string>): ExplorerEntry {
+/** What a row of either list says alike: its transaction and block, the sender, the value, and the fee the sender paid. */
+function rowTransfer(row: Record<string, string>) {
   const gasUsed = optionalAmount(row.gasUsed, 'gasUsed');
   const gasPrice = optionalAmount(row.gasPrice, 'gasPrice');
-  const failed = row.isError === '1' || row.txreceipt_status === '0';
   return {
-    kind: 'native',
     hash: row.hash ?? '',
     block_number: int(row.blockNumber, 'blockNumber'),
     timestamp: isoSeconds(int(row.timeStamp, 'timeStamp')),
     from: address(row.from),
+    value: amount(row.value ?? '0', 'value').toString(),
+    fee: gasUsed !== null && gasPrice !== null ? (gasUsed * gasPrice).toString() : null,
+  };
+}
+
+export function readTxlistRow(row: Record<string, string>): ExplorerEntry {
+  const failed = row.isError === '1' || row.txreceipt_status === '0';
+  return {
+    kind: 'native',
+    ...rowTransfer(row),
     // A contract creation has no recipient: the new contract is it.
     to: row.to ? address(row.to) : address(row.contractAddress),
-    value: amount(row.value ?? '0', 'value').toString(),
     contract: null,
     symbol: null,
     decimals: null,
     name: null,
-    fee: gasUsed !== null && gasPrice !== null ? (gasUsed * gasPrice).toString() : null,
     status: failed ? 'failed' : 'success',
     position: positionOf(txIndex(row), null),
   };
 }
 
 export function readTokentxRow(row: Record<string, string>): ExplorerEntry {
-  const gasUsed = optionalAmount(row.gasUsed, 'gasUsed');
-  const gasPrice = optionalAmount(row.gasPrice, 'gasPrice');
   const decimals = row.tokenDecimal !== undefined && /^\d+$/.test(row.tokenDecimal) ? Number(row.tokenDecimal) : null;
   return {
     kind: 'erc20',
-    hash: row.hash ?? '',
-    block_number: int(row.blockNumber, 'blockNumber'),
-    timestamp: isoSeconds(int(row.timeStamp, 'timeStamp')),
-    from: address(row.from),
+    ...rowTransfer(row),
     to: address(row.to),
-    value: amount(row.value ?? '0', 'value').toString(),
     contract: address(row.contractAddress),
     symbol: row.tokenSymbol || null,
     decimals,
     name: row.tokenName || null,
-    fee: gasUsed !== null && gasPrice !== null ? (gasUsed * gasPrice).toString() : null,
     status: 'success',
     position: positionOf(txIndex(row), row.logIndex !== undefined && /^\d+$/.test(row.logIndex) ? Number(row.logIndex) : 0),
   };

@@ -6,12 +6,12 @@
  * Time: `filters=ex1:"ez1|ez2|ez3"` (day/week/month), a custom day range `ez5_<from>_<to>`
  * for a year; Bing has no past-hour filter, so hour uses the past day.
  */
-import type { SerpOutcome, SearchParams, SearchResult, TimeRange, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import type { SearchParams, TimeRange, UpstreamRequest } from '../types.ts';
 import { defineEngine } from '../types.ts';
 import type { RequestContext } from '../../kit/types.ts';
-import { pageTextReader, resolveLink, textOf, textOfFirst } from '../../kit/html.ts';
+import { resolveLink, textOf, textOfFirst } from '../../kit/html.ts';
 import { buildUrl, cookieHeader } from '../../kit/request.ts';
-import { browserHeaders, epochDay, isEngineUrl, openPage, pageVerdict, pushResult } from './serp.ts';
+import { browserHeaders, serpParser, epochDay, isEngineUrl, pushResult } from './serp.ts';
 
 const BING_HOSTS = /(^|\.)bing\.com$/i;
 
@@ -69,29 +69,25 @@ function unwrapBing(pageUrl: string) {
   };
 }
 
-function parse(response: UpstreamResponse): SerpOutcome {
-  const page = openPage(response);
-  if ('blocked' in page) return page.blocked;
-  const { $ } = page;
-  const unwrap = unwrapBing(response.url);
-  const results: SearchResult[] = [];
+const parse = serpParser(
+  ($, response, results) => {
+    const unwrap = unwrapBing(response.url);
 
-  // Direct children only: ads live in li.b_ad, answers and carousels in li.b_ans.
-  $('#b_results > li.b_algo').each((_, element) => {
-    const item = $(element);
-    if (item.find('.b_adSlug, .b_adurl').length > 0) return;
-    const link = item.find('h2 a').first();
-    item.find('.algoSlug_icon').remove();
-    return pushResult(results, {
-      title: textOf(link),
-      description: textOfFirst(item, ['.b_caption p', '[class*="b_lineclamp"]', '.b_paractl', 'p']),
-      meta_data: textOf(item.find('cite')),
-      url: resolveLink(link.attr('href'), response.url, unwrap) ?? '',
+    // Direct children only: ads live in li.b_ad, answers and carousels in li.b_ans.
+    $('#b_results > li.b_algo').each((_, element) => {
+      const item = $(element);
+      if (item.find('.b_adSlug, .b_adurl').length > 0) return;
+      const link = item.find('h2 a').first();
+      item.find('.algoSlug_icon').remove();
+      return pushResult(results, {
+        title: textOf(link),
+        description: textOfFirst(item, ['.b_caption p', '[class*="b_lineclamp"]', '.b_paractl', 'p']),
+        meta_data: textOf(item.find('cite')),
+        url: resolveLink(link.attr('href'), response.url, unwrap) ?? '',
+      });
     });
-  });
-
-  const pageText = pageTextReader($);
-  return pageVerdict($, response, results, {
+  },
+  ($, response, pageText) => ({
     blockReason: () => {
       if ($('.captcha .captcha_header, #turnstile-widget').length > 0) return 'Bing "One last step" challenge';
       if (/\/turing\//.test(response.url)) return 'Bing challenge redirect';
@@ -99,7 +95,7 @@ function parse(response: UpstreamResponse): SerpOutcome {
     },
     hasNoResultsMarker: () =>
       $('#b_results > li.b_no').length > 0 || /There are no results for/i.test(pageText()),
-  });
-}
+  }),
+);
 
 export const bing = defineEngine({ name: 'bing', via: 'http', baseUrl: 'https://www.bing.com', buildRequest, parse });

@@ -7,12 +7,12 @@
  * results, more than the chain's nominal 10 (the chain trims). Time: `tf` = pd/pw/pm/py; Brave
  * has no past-hour filter, so hour uses the past day.
  */
-import type { SerpOutcome, SearchParams, SearchResult, TimeRange, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import type { SearchParams, TimeRange, UpstreamRequest } from '../types.ts';
 import { defineEngine } from '../types.ts';
 import type { RequestContext } from '../../kit/types.ts';
-import { findFirst, pageTextReader, resolveLink, textOf, textOfFirst } from '../../kit/html.ts';
+import { findFirst, resolveLink, textOf, textOfFirst } from '../../kit/html.ts';
 import { buildUrl, cookieHeader } from '../../kit/request.ts';
-import { browserHeaders, openPage, pageVerdict, pushResult } from './serp.ts';
+import { browserHeaders, serpParser, pushResult } from './serp.ts';
 
 function timeFilter(range: TimeRange | undefined): string | undefined {
   switch (range) {
@@ -49,38 +49,33 @@ function buildRequest(params: SearchParams, { baseUrl }: RequestContext): Upstre
   };
 }
 
-function parse(response: UpstreamResponse): SerpOutcome {
-  const page = openPage(response);
-  if ('blocked' in page) return page.blocked;
-  const { $ } = page;
-  const results: SearchResult[] = [];
-
-  // Organic results carry data-type="web"; videos, news, FAQ, discussions and ads carry other
-  // types or none.
-  $('#results .snippet[data-type="web"]').each((_, element) => {
-    const item = $(element);
-    const title = findFirst(item, ['.search-snippet-title', '.snippet-title', '.title']);
-    if (!title) return;
-    const titleLink = title.closest('a[href]');
-    const link = titleLink.length > 0 ? titleLink : item.find('a[href]').first();
-    const href = link.attr('href');
-    // A relative link in a result slot is an ad redirect, not a page.
-    if (!href || !/^https?:\/\//i.test(href)) return;
-    return pushResult(results, {
-      title: textOf(title),
-      description: textOfFirst(item, [
-        '.generic-snippet .content',
-        '.snippet-description',
-        '.snippet-content',
-        '.video-snippet .content [class*="line-clamp"]',
-      ]),
-      meta_data: textOfFirst(item, ['cite.snippet-url', '.snippet-url', 'cite']),
-      url: resolveLink(href, response.url) ?? '',
+const parse = serpParser(
+  ($, response, results) => {
+    // Organic results carry data-type="web"; videos, news, FAQ, discussions and ads carry other
+    // types or none.
+    $('#results .snippet[data-type="web"]').each((_, element) => {
+      const item = $(element);
+      const title = findFirst(item, ['.search-snippet-title', '.snippet-title', '.title']);
+      if (!title) return;
+      const titleLink = title.closest('a[href]');
+      const link = titleLink.length > 0 ? titleLink : item.find('a[href]').first();
+      const href = link.attr('href');
+      // A relative link in a result slot is an ad redirect, not a page.
+      if (!href || !/^https?:\/\//i.test(href)) return;
+      return pushResult(results, {
+        title: textOf(title),
+        description: textOfFirst(item, [
+          '.generic-snippet .content',
+          '.snippet-description',
+          '.snippet-content',
+          '.video-snippet .content [class*="line-clamp"]',
+        ]),
+        meta_data: textOfFirst(item, ['cite.snippet-url', '.snippet-url', 'cite']),
+        url: resolveLink(href, response.url) ?? '',
+      });
     });
-  });
-
-  const pageText = pageTextReader($);
-  return pageVerdict($, response, results, {
+  },
+  ($, response, pageText) => ({
     blockReason: () => {
       if (/captcha/i.test(response.url)) return 'Brave captcha';
       if ($('#captcha, .captcha, form[action*="captcha" i]').length > 0) return 'Brave captcha';
@@ -90,7 +85,7 @@ function parse(response: UpstreamResponse): SerpOutcome {
       $('#results').length > 0 &&
       ($('#results [class*="no-results"], #no-results').length > 0 ||
         /No results found for|Not many great matches came back for your search/i.test(pageText())),
-  });
-}
+  }),
+);
 
 export const brave = defineEngine({ name: 'brave', via: 'http', baseUrl: 'https://search.brave.com', buildRequest, parse });

@@ -9,13 +9,14 @@
  * The parser also reads the lite endpoint's table layout (lite.duckduckgo.com/lite/), which
  * costs a few lines and lets the same adapter read either page.
  */
-import type { CheerioAPI } from 'cheerio';
-import type { SerpOutcome, SearchLanguage, SearchParams, SearchResult, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import type { Cheerio, CheerioAPI } from 'cheerio';
+import type { AnyNode } from 'domhandler';
+import type { SearchLanguage, SearchParams, SearchResult, UpstreamRequest } from '../types.ts';
 import { defineEngine } from '../types.ts';
 import type { RequestContext } from '../../kit/types.ts';
-import { pageTextReader, resolveLink, textOf } from '../../kit/html.ts';
+import { resolveLink, textOf } from '../../kit/html.ts';
 import { buildUrl, cookieHeader, formBody } from '../../kit/request.ts';
-import { browserHeaders, isEngineUrl, letterTimeFilter, openPage, pageVerdict, pushResult } from './serp.ts';
+import { browserHeaders, serpParser, isEngineUrl, letterTimeFilter, pushResult } from './serp.ts';
 
 /** The regions of DuckDuckGo's region selector: "<region>-<language>". */
 const REGIONS = [
@@ -89,6 +90,11 @@ function isAdLink(href: string | undefined): boolean {
   return href !== undefined && /duckduckgo\.com\/y\.js|[?&]ad_provider=/i.test(href);
 }
 
+/** A result of either layout: its link's text, its snippet's, its display URL's, and where the link leads. */
+function resultOf(link: Cheerio<AnyNode>, snippet: Cheerio<AnyNode>, displayUrl: Cheerio<AnyNode>, url: string | undefined): SearchResult {
+  return { title: textOf(link), description: textOf(snippet), meta_data: textOf(displayUrl), url: url ?? '' };
+}
+
 function parseHtmlLayout($: CheerioAPI, pageUrl: string): SearchResult[] {
   const unwrap = unwrapDuckDuckGo(pageUrl);
   const results: SearchResult[] = [];
@@ -98,12 +104,7 @@ function parseHtmlLayout($: CheerioAPI, pageUrl: string): SearchResult[] {
     const link = item.find('a.result__a').first();
     const href = link.attr('href');
     if (isAdLink(href)) return;
-    return pushResult(results, {
-      title: textOf(link),
-      description: textOf(item.find('.result__snippet')),
-      meta_data: textOf(item.find('.result__url')),
-      url: resolveLink(href, pageUrl, unwrap) ?? '',
-    });
+    return pushResult(results, resultOf(link, item.find('.result__snippet'), item.find('.result__url'), resolveLink(href, pageUrl, unwrap)));
   });
   return results;
 }
@@ -118,25 +119,17 @@ function parseLiteLayout($: CheerioAPI, pageUrl: string): SearchResult[] {
     const href = link.attr('href');
     if (row.is('.result-sponsored') || isAdLink(href)) return;
     const rows = row.nextUntil('tr:has(a.result-link)');
-    return pushResult(results, {
-      title: textOf(link),
-      description: textOf(rows.find('.result-snippet')),
-      meta_data: textOf(rows.find('.link-text')),
-      url: resolveLink(href, pageUrl, unwrap) ?? '',
-    });
+    return pushResult(results, resultOf(link, rows.find('.result-snippet'), rows.find('.link-text'), resolveLink(href, pageUrl, unwrap)));
   });
   return results;
 }
 
-function parse(response: UpstreamResponse): SerpOutcome {
-  const page = openPage(response);
-  if ('blocked' in page) return page.blocked;
-  const { $ } = page;
-  const isLite = $('a.result-link').length > 0;
-  const results = isLite ? parseLiteLayout($, response.url) : parseHtmlLayout($, response.url);
-
-  const pageText = pageTextReader($);
-  return pageVerdict($, response, results, {
+const parse = serpParser(
+  ($, response, results) => {
+    const isLite = $('a.result-link').length > 0;
+    results.push(...(isLite ? parseLiteLayout($, response.url) : parseHtmlLayout($, response.url)));
+  },
+  ($, response, pageText) => ({
     blockReason: () => {
       if ($('.anomaly-modal, .anomaly-modal__modal, form#challenge-form, form[action*="anomaly" i]').length > 0) {
         return 'DuckDuckGo anomaly challenge';
@@ -147,7 +140,7 @@ function parse(response: UpstreamResponse): SerpOutcome {
       return undefined;
     },
     hasNoResultsMarker: () => $('.no-results, .result--no-result').length > 0,
-  });
-}
+  }),
+);
 
 export const duckduckgo = defineEngine({ name: 'duckduckgo', via: 'http', baseUrl: 'https://html.duckduckgo.com', buildRequest, parse });

@@ -11,12 +11,12 @@
  */
 import type { Cheerio, CheerioAPI } from 'cheerio';
 import type { AnyNode } from 'domhandler';
-import type { SerpOutcome, SearchParams, SearchResult, TimeRange, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import type { SearchParams, TimeRange, UpstreamRequest, UpstreamResponse } from '../types.ts';
 import { defineEngine } from '../types.ts';
 import type { RequestContext } from '../../kit/types.ts';
-import { pageTextReader, resolveLink, textOf, textOfFirst } from '../../kit/html.ts';
+import { resolveLink, textOf, textOfFirst } from '../../kit/html.ts';
 import { buildUrl } from '../../kit/request.ts';
-import { browserHeaders, isEngineUrl, openPage, pageVerdict, pushResult } from './serp.ts';
+import { browserHeaders, serpParser, isEngineUrl, pushResult } from './serp.ts';
 
 const TIME_UNITS: Record<TimeRange, string> = { hour: 'h', day: 'd', week: 'w', month: 'm', year: 'y' };
 
@@ -121,41 +121,37 @@ function description($: CheerioAPI, block: Cheerio<AnyNode>): string {
   return textOf(leaf);
 }
 
-function parse(response: UpstreamResponse): SerpOutcome {
-  const page = openPage(response);
-  if ('blocked' in page) return page.blocked;
-  const { $ } = page;
-  const unwrap = unwrapGoogle(response.url);
-  const results: SearchResult[] = [];
-  const seenBlocks = new Set<AnyNode>();
-  const column = ['#rso', '#search', '#main', 'body'].map((selector) => $(selector)).find((node) => node.length > 0);
+const parse = serpParser(
+  ($, response, results) => {
+    const unwrap = unwrapGoogle(response.url);
+    const seenBlocks = new Set<AnyNode>();
+    const column = ['#rso', '#search', '#main', 'body'].map((selector) => $(selector)).find((node) => node.length > 0);
 
-  column?.find('a[href]:has(h3)').each((_, element) => {
-    const link = $(element);
-    if (link.closest(NOT_ORGANIC).length > 0) return;
-    const block = link.closest(RESULT_BLOCK);
-    const blockNode = block.get(0);
-    if (blockNode) {
-      if (seenBlocks.has(blockNode)) return;
-      seenBlocks.add(blockNode);
-    }
-    const url = resolveLink(link.attr('href'), response.url, unwrap);
-    if (!url || isInternalLink(url, response.url)) return;
-    const scope = block.length > 0 ? block : link.parent();
-    return pushResult(results, {
-      title: textOf(link.find('h3')),
-      description: description($, scope),
-      meta_data: textOfFirst(scope, ['cite', '.UPmit', '.sCuL3']),
-      url,
+    column?.find('a[href]:has(h3)').each((_, element) => {
+      const link = $(element);
+      if (link.closest(NOT_ORGANIC).length > 0) return;
+      const block = link.closest(RESULT_BLOCK);
+      const blockNode = block.get(0);
+      if (blockNode) {
+        if (seenBlocks.has(blockNode)) return;
+        seenBlocks.add(blockNode);
+      }
+      const url = resolveLink(link.attr('href'), response.url, unwrap);
+      if (!url || isInternalLink(url, response.url)) return;
+      const scope = block.length > 0 ? block : link.parent();
+      return pushResult(results, {
+        title: textOf(link.find('h3')),
+        description: description($, scope),
+        meta_data: textOfFirst(scope, ['cite', '.UPmit', '.sCuL3']),
+        url,
+      });
     });
-  });
-
-  const pageText = pageTextReader($);
-  return pageVerdict($, response, results, {
+  },
+  ($, response, pageText) => ({
     blockReason: () => blockReason($, response, pageText),
     hasNoResultsMarker: () => /did not match any documents|No results found for/i.test(pageText()),
-  });
-}
+  }),
+);
 
 function blockReason($: CheerioAPI, response: UpstreamResponse, pageText: () => string): string | undefined {
   const url = new URL(response.url);

@@ -6,12 +6,12 @@
  * site sets. Paging: `s` = 1-based index of the first result (the site's "Next" links use
  * s=11, s=21...). Time: `since` = YYYYMMDD; the finest unit is a day, so hour uses yesterday.
  */
-import type { SerpOutcome, SearchParams, SearchResult, TimeRange, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import type { SearchParams, TimeRange, UpstreamRequest } from '../types.ts';
 import { defineEngine } from '../types.ts';
 import type { RequestContext } from '../../kit/types.ts';
-import { pageTextReader, resolveLink, textOf, textOfFirst } from '../../kit/html.ts';
+import { resolveLink, textOf, textOfFirst } from '../../kit/html.ts';
 import { buildUrl, cookieHeader } from '../../kit/request.ts';
-import { browserHeaders, openPage, pageVerdict, pushResult } from './serp.ts';
+import { browserHeaders, serpParser, pushResult } from './serp.ts';
 
 const REGION_ALIASES: Record<string, string> = { gb: 'uk' };
 
@@ -51,31 +51,26 @@ function buildRequest(params: SearchParams, { baseUrl, now }: RequestContext): U
   };
 }
 
-function parse(response: UpstreamResponse): SerpOutcome {
-  const page = openPage(response);
-  if ('blocked' in page) return page.blocked;
-  const { $ } = page;
-  const results: SearchResult[] = [];
-
-  $('ul.results-standard > li').each((_, element) => {
-    const item = $(element);
-    const link = item.find('h2 a.title, h2 a').first();
-    return pushResult(results, {
-      title: textOf(link),
-      description: textOf(item.find('p.s')),
-      meta_data: textOfFirst(item, ['p.i .url', '.url']),
-      url: resolveLink(link.attr('href') ?? item.find('a.ob').attr('href'), response.url) ?? '',
+const parse = serpParser(
+  ($, response, results) => {
+    $('ul.results-standard > li').each((_, element) => {
+      const item = $(element);
+      const link = item.find('h2 a.title, h2 a').first();
+      return pushResult(results, {
+        title: textOf(link),
+        description: textOf(item.find('p.s')),
+        meta_data: textOfFirst(item, ['p.i .url', '.url']),
+        url: resolveLink(link.attr('href') ?? item.find('a.ob').attr('href'), response.url) ?? '',
+      });
     });
-  });
-
-  const pageText = pageTextReader($);
-  return pageVerdict($, response, results, {
+  },
+  ($, response, pageText) => ({
     blockReason: () =>
       /automated (search )?queries|your network appears to be sending/i.test(pageText())
         ? 'Mojeek refused automated queries'
         : undefined,
     hasNoResultsMarker: () => /No pages found matching/i.test(pageText()),
-  });
-}
+  }),
+);
 
 export const mojeek = defineEngine({ name: 'mojeek', via: 'http', baseUrl: 'https://www.mojeek.com', buildRequest, parse });

@@ -5,7 +5,7 @@
 import * as cheerio from 'cheerio';
 import type { CheerioAPI } from 'cheerio';
 import { MAX_PAGE_ITEMS } from '../../kit/limits.ts';
-import { cleanText, genericChallenge } from '../../kit/html.ts';
+import { cleanText, genericChallenge, pageTextReader } from '../../kit/html.ts';
 import type { SearchLanguage, SearchResult, SerpOutcome, TimeRange, UpstreamResponse } from '../types.ts';
 
 /** Engines serve their plain-HTML pages to ordinary desktop browsers; a library UA gets a block page. */
@@ -122,6 +122,25 @@ export function openPage(response: UpstreamResponse): { blocked: SerpOutcome } |
 /** HTML mode of htmlparser2: lenient, no implied `<html>`/`<body>` when the page has none. */
 export function loadSerpHtml(body: string): CheerioAPI {
   return cheerio.load(body, { xml: { xmlMode: false, decodeEntities: true } });
+}
+
+/**
+ * An engine's `parse`: a refused status or an empty body first (`openPage`), then `read` pushes
+ * the page's organic results (`pushResult`), then `pageVerdict` tells an empty page from a block
+ * by the engine's `verdict` (`pageText` reads the page's text once, when first asked).
+ */
+export function serpParser(
+  read: ($: CheerioAPI, response: UpstreamResponse, results: SearchResult[]) => void,
+  verdict: ($: CheerioAPI, response: UpstreamResponse, pageText: () => string) => PageVerdict,
+): (response: UpstreamResponse) => SerpOutcome {
+  return (response) => {
+    const page = openPage(response);
+    if ('blocked' in page) return page.blocked;
+    const { $ } = page;
+    const results: SearchResult[] = [];
+    read($, response, results);
+    return pageVerdict($, response, results, verdict($, response, pageTextReader($)));
+  };
 }
 
 /**

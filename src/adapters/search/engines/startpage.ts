@@ -11,12 +11,12 @@
  * The site's form also carries an `sc` code scraped from its home page; an adapter request is
  * a single stateless request, so it goes without (Startpage answers such requests).
  */
-import type { SerpOutcome, SearchLanguage, SearchParams, SearchResult, UpstreamRequest, UpstreamResponse } from '../types.ts';
+import type { SearchLanguage, SearchParams, UpstreamRequest } from '../types.ts';
 import { defineEngine } from '../types.ts';
 import type { RequestContext } from '../../kit/types.ts';
 import { resolveLink, textOf, textOfFirst } from '../../kit/html.ts';
 import { buildUrl, cookieHeader, formBody } from '../../kit/request.ts';
-import { browserHeaders, isEngineUrl, letterTimeFilter, openPage, pageVerdict, pushResult } from './serp.ts';
+import { browserHeaders, serpParser, isEngineUrl, letterTimeFilter, pushResult } from './serp.ts';
 
 const LANGUAGE_NAMES: Record<SearchLanguage, string> = {
   en: 'english',
@@ -105,30 +105,26 @@ function buildRequest(params: SearchParams, { baseUrl }: RequestContext): Upstre
 const GOOGLE_AD = /^https?:\/\/(www\.)?google\.[a-z.]+\/aclk/i;
 const STARTPAGE_HOSTS = /(^|\.)startpage\.com$/i;
 
-function parse(response: UpstreamResponse): SerpOutcome {
-  const page = openPage(response);
-  if ('blocked' in page) return page.blocked;
-  const { $ } = page;
-  const results: SearchResult[] = [];
-
-  // `.w-gl` is the web-results block; ads sit in their own blocks (.a-bg-result, Google ad
-  // frames) and any that slip through link to google.com/aclk.
-  $('.w-gl .result, .w-gl .w-gl__result').each((_, element) => {
-    const item = $(element);
-    if (item.closest('.a-bg-result, .ecommerce-ad').length > 0) return;
-    const link = item.find('a.result-title, a.w-gl__result-title').first();
-    const url = resolveLink(link.attr('href'), response.url);
-    if (!url || GOOGLE_AD.test(url) || isEngineUrl(new URL(url), response.url, STARTPAGE_HOSTS)) return;
-    const title = link.find('h2, h3').length > 0 ? link.find('h2, h3') : link;
-    return pushResult(results, {
-      title: textOf(title),
-      description: textOfFirst(item, ['p.description', '.w-gl__description']),
-      meta_data: textOfFirst(item, ['.wgl-display-url .structured-link-text', '.wgl-display-url', '.w-gl__result-url']),
-      url,
+const parse = serpParser(
+  ($, response, results) => {
+    // `.w-gl` is the web-results block; ads sit in their own blocks (.a-bg-result, Google ad
+    // frames) and any that slip through link to google.com/aclk.
+    $('.w-gl .result, .w-gl .w-gl__result').each((_, element) => {
+      const item = $(element);
+      if (item.closest('.a-bg-result, .ecommerce-ad').length > 0) return;
+      const link = item.find('a.result-title, a.w-gl__result-title').first();
+      const url = resolveLink(link.attr('href'), response.url);
+      if (!url || GOOGLE_AD.test(url) || isEngineUrl(new URL(url), response.url, STARTPAGE_HOSTS)) return;
+      const title = link.find('h2, h3').length > 0 ? link.find('h2, h3') : link;
+      return pushResult(results, {
+        title: textOf(title),
+        description: textOfFirst(item, ['p.description', '.w-gl__description']),
+        meta_data: textOfFirst(item, ['.wgl-display-url .structured-link-text', '.wgl-display-url', '.w-gl__result-url']),
+        url,
+      });
     });
-  });
-
-  return pageVerdict($, response, results, {
+  },
+  ($, response) => ({
     blockReason: () => {
       if (/\/sp\/captcha/.test(response.url)) return 'Startpage captcha';
       if (/anubis|Making sure you(&#39;|')re not a bot/i.test(response.body) && $('.w-gl').length === 0) {
@@ -138,7 +134,7 @@ function parse(response: UpstreamResponse): SerpOutcome {
     },
     // The server-rendered page describes its blocks; an empty search has a "noresults" one.
     hasNoResultsMarker: () => /display_type['"]?\s*:\s*['"][\w-]*noresults/i.test(response.body),
-  });
-}
+  }),
+);
 
 export const startpage = defineEngine({ name: 'startpage', via: 'http', baseUrl: 'https://www.startpage.com', buildRequest, parse });
