@@ -191,7 +191,9 @@ describe('gleaner jobs', () => {
 
     const table = await gleaner('jobs', 'list', '--status', 'completed');
     assert.equal(table.code, 0, table.stdout + table.stderr);
-    assert.match(table.stdout, new RegExp(`'${completed}'.*'batch'.*'completed'.*'2 URLs'`));
+    // One aligned table (issue 40): no index column, no quotes.
+    assert.doesNotMatch(table.stdout, /\(index\)|'/);
+    assert.match(table.stdout, new RegExp(`^${completed} .* batch +completed +2 URLs `, 'm'));
     assert.doesNotMatch(table.stdout, new RegExp(runningByApi));
   });
 

@@ -83,6 +83,12 @@ describe('validation', () => {
         per_page: ['The per page must be between 10 and 100.'],
         time_range: ['The selected time range is invalid.'],
       },
+      // Beside Laravel's errors (issue 40): what each refused choice allows.
+      expected: {
+        country: 'one of 249 values: ad, ae, af, ag, ai, al, am, ao, aq, ar, as, at, au, aw, ax, az, ba, bb, bd, be, … (all of them in /openapi.json)',
+        language: 'one of: en, es, fr, de, it, pt, ja, ko, zh, ar, hi, ru, tr, ur',
+        time_range: 'one of: hour, day, week, month, year',
+      },
     });
     const types = await search(user.token, { query: 42, page: 'two', per_page: 12.5 });
     assert.deepEqual(types.body.errors, {

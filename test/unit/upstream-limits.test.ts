@@ -172,10 +172,10 @@ describe('list caps in each adapter', () => {
     assert.equal(page.value.continuation, 'NEXT');
   });
 
-  test('forum: a listing of 100 posts, a thread of 500 comments and 50 levels', () => {
+  test('forum: a listing of 100 posts and the pinned ones (110), a thread of 500 comments and 50 levels', () => {
     const post = (n: number) => ({ kind: 't3', data: { id: `p${n}`, name: `t3_p${n}`, subreddit: 's', title: 't', author: 'a', score: 1, num_comments: 0, created_utc: 1, url: 'https://x.example', permalink: `/r/s/comments/p${n}/`, selftext: '', over_18: false, is_self: true } });
     const listing = (children: unknown[]) => ({ kind: 'Listing', data: { children, after: null, before: null } });
-    assert.equal(mapPostPage(listing(Array.from({ length: 20_000 }, (_, n) => post(n)))).posts.length, 100);
+    assert.equal(mapPostPage(listing(Array.from({ length: 20_000 }, (_, n) => post(n)))).posts.length, 110);
 
     const comment = (id: string, replies: unknown = '') => ({ kind: 't1', data: { id, name: `t1_${id}`, author: 'a', body: 'b', score: 1, created_utc: 1, parent_id: 't3_p', permalink: `/r/s/comments/p/_/${id}/`, replies } });
     const wide = mapCommentTree(listing(Array.from({ length: 20_000 }, (_, n) => comment(`c${n}`))));

@@ -91,10 +91,14 @@ interface Listing {
 }
 
 /**
- * `{kind: "Listing", data: {children, after, before}}`, checked; at most `cap` children are
- * read (a page of posts is 100 at most; a longer answer is cut before it is read, issue 33).
+ * The most things a listing page is read for: Reddit answers up to 100 (`limit`), plus the
+ * subreddit's pinned posts above them on its first page (a recorded `r/AskReddit/hot` of
+ * `limit=100` holds 102); a longer answer is cut before it is read (issue 33).
  */
-export function asListing(value: unknown, where = 'listing', cap: number = MAX_PAGE_ITEMS): Listing {
+const LISTING_CAP = MAX_PAGE_ITEMS + 10;
+
+/** `{kind: "Listing", data: {children, after, before}}`, checked; at most `cap` children are read. */
+export function asListing(value: unknown, where = 'listing', cap: number = LISTING_CAP): Listing {
   if (!isObject(value) || value.kind !== 'Listing' || !isObject(value.data)) throw new ShapeError(`${where} is not a Listing`);
   const { children, after, before } = value.data;
   if (!Array.isArray(children)) throw new ShapeError(`${where}.children is not an array`);
