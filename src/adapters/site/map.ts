@@ -122,7 +122,10 @@ async function allowedByRobots(urls: string[], startUrl: string, startRules: Rob
   // map's time; a URL not judged by then is left out, as one whose robots.txt was not read.
   const allowed: string[] = [];
   const budgetMs = Math.max(MAP_DEFAULTS.robotsGraceMs, deadline - Date.now());
-  await runSliced(urls, (url) => void (settled.get(new URL(url).origin)?.isAllowed(url) === true && allowed.push(url)), { budgetMs, signal: context.signal });
+  const judge = (url: string) => {
+    if (settled.get(new URL(url).origin)?.isAllowed(url) === true) allowed.push(url);
+  };
+  await runSliced(urls, judge, { budgetMs, signal: context.signal });
   return allowed;
 }
 
